@@ -1,0 +1,78 @@
+"""chunk_sets, one partition per strategy: thin wrapper over rag_assets.chunking."""
+
+
+import hashlib
+
+import pandas as pd
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    DataVersion,
+    MetadataValue,
+    Output,
+    StaticPartitionsDefinition,
+    asset,
+)
+
+from rag_assets import chunk_stats, chunking
+
+strategy_partitions = StaticPartitionsDefinition(list(chunking.STRATEGIES))
+
+# One code version covers every partition: any strategy's settings changing re-chunks all.
+CHUNKER_CODE_VERSION = "chunker1+" + hashlib.sha256(
+    "".join(s.fingerprint() for s in chunking.STRATEGIES.values()).encode()
+).hexdigest()[:12]
+
+
+def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str]:
+    """Chunk ids whose `content` is not `document_text[start:end]`."""
+    texts = dict(zip(documents["document_id"], documents["text"]))
+    return [
+        c.chunk_id for c in chunks.itertuples()
+        if c.document_id not in texts or texts[c.document_id][c.start : c.end] != c.content
+    ]
+
+
+def chunk_table_hash(chunks: pd.DataFrame) -> str:
+    payload = chunks[["chunk_id", "text", "start", "end"]].to_json(orient="values")
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@asset(
+    group_name="chunking",
+    partitions_def=strategy_partitions,
+    code_version=CHUNKER_CODE_VERSION,
+    check_specs=[
+        AssetCheckSpec("offsets_slice_back", asset="chunk_sets"),
+        AssetCheckSpec("chunk_ids_unique", asset="chunk_sets"),
+    ],
+)
+def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, ground_truth: pd.DataFrame):
+    """Chunks of one strategy (DESIGN.md §5): `text` is embedded, `content` is quoted back."""
+    strategy = chunking.STRATEGIES[context.partition_key]
+    chunks = chunking.chunk_corpus(corpus_snapshot, strategy)
+    stats = chunk_stats.chunk_set_stats(chunks, ground_truth)
+    destroyed = stats.pop("destroyed_question_ids")
+    context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")
+    bad_offsets = offset_violations(chunks, corpus_snapshot)
+    duplicate_ids = chunks["chunk_id"][chunks["chunk_id"].duplicated()].tolist()
+    yield Output(
+        chunks,
+        data_version=DataVersion(chunk_table_hash(chunks)),
+        metadata={
+            **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in stats.items()},
+            "settings": MetadataValue.json(strategy.settings()),
+            "destroyed_question_ids": MetadataValue.json(destroyed),
+        },
+    )
+    yield AssetCheckResult(
+        check_name="offsets_slice_back",
+        passed=not bad_offsets,
+        metadata={"violations": len(bad_offsets), "examples": MetadataValue.json(bad_offsets[:10])},
+    )
+    yield AssetCheckResult(
+        check_name="chunk_ids_unique",
+        passed=not duplicate_ids,
+        metadata={"duplicates": MetadataValue.json(duplicate_ids[:10])},
+    )
