@@ -120,7 +120,11 @@ def boundary_ranges(text: str, span: _Span, target: int) -> list[tuple[int, int]
 
     open_: tuple[int, int] | None = None
     for m in _PARAGRAPH.finditer(body):
-        pf, pt = m.start(), m.end()
+        # Measured without surrounding whitespace: a paragraph's budget is its own text.
+        pf = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+        pt = m.start() + len(m.group(0).rstrip())
+        if pt <= pf:
+            continue
         if pt - pf > target:
             if open_:
                 emit(*open_)

@@ -82,7 +82,7 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
     if kind == "answerable" and (not isinstance(needle, str) or not needle.strip()):
         return "answerable question without a `needle`"
     if kind != "answerable" and needle not in (None, ""):
-        return f"a {kind} question must not carry a needle"
+        return f"{kind} questions must not carry a needle"
     return None
 
 

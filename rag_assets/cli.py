@@ -1,0 +1,138 @@
+"""`rag-assets`: materialise the graph, open the UI, import data sets."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from rag_assets.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def _use_data_dir(data_dir: Path, dataset: Path) -> Path:
+    """Point Dagster at `<data dir>/dagster_home` so run history survives the process,
+    and export the paths so `dg dev` started from the same shell sees the same data."""
+    data_dir = data_dir.resolve()
+    home = data_dir / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():  # an explicit instance config: no "defaulting" notice, no telemetry calls
+        config.write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(home)
+    os.environ["RAG_ASSETS_DATA_DIR"] = str(data_dir)
+    os.environ["RAG_ASSETS_DATASET"] = str(dataset.resolve())
+    return data_dir
+
+
+def _strategies(value: str | None) -> list[str]:
+    from rag_assets.chunking import STRATEGIES
+
+    if not value:
+        return list(STRATEGIES)
+    chosen = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in STRATEGIES]
+    if unknown:
+        raise SystemExit(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+    return chosen
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    dataset = Dataset(Path(args.dataset))
+    try:
+        dataset.check()
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
+    strategies = _strategies(args.strategies)
+    data_dir = _use_data_dir(Path(args.data_dir), dataset.root)
+    warnings.filterwarnings("ignore", module="dagster")
+    warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
+
+    from dagster import DagsterInstance
+
+    from rag_assets.defs import build_definitions
+    from rag_assets.defs.plan import materialization_steps
+    from rag_assets.defs.run_report import RunReport
+
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth)
+    job = defs.resolve_implicit_global_asset_job_def()
+    steps = materialization_steps(defs, strategies)
+    report = RunReport()
+    started = time.perf_counter()
+    print(f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})")
+    with DagsterInstance.get() as instance:
+        for i, step in enumerate(steps, start=1):
+            names = ", ".join(k.to_user_string() for k in step.keys)
+            print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
+            t0 = time.perf_counter()
+            result = job.execute_in_process(
+                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key,
+                run_config=None if args.verbose else QUIET_LOGS, raise_on_error=False,
+            )
+            for line in report.add(result):
+                print(f"      {line}")
+            status = "ok" if result.success else "FAILED"
+            print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
+            if not result.success:
+                print(report.failure(result), file=sys.stderr)
+                return 1
+    print(report.summary(time.perf_counter() - started))
+    return 0 if report.checks_passed else 1
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    _use_data_dir(Path(args.data_dir), Path(args.dataset))
+    print(f"Dagster UI on http://localhost:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
+    os.chdir(PROJECT_ROOT)
+    os.execvp("dg", ["dg", "dev", "--port", str(args.port)])
+    return 0  # not reached
+
+
+def cmd_import_squad(args: argparse.Namespace) -> int:
+    from rag_assets.squad import import_squad
+
+    counts = import_squad(Path(args.file), Path(args.out), Path(args.extra_questions) if args.extra_questions else None)
+    print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    data_dir = PROJECT_ROOT / "data"
+
+    run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
+    run.add_argument("--dataset", default=str(BUNDLED_DATASET), help="native dataset folder (default: bundled)")
+    run.add_argument("--data-dir", default=str(data_dir), help="materialisations, Dagster home (default: data/)")
+    run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
+    run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
+    run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
+    run.set_defaults(func=cmd_run)
+
+    ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
+    ui.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ui.add_argument("--data-dir", default=str(data_dir))
+    ui.add_argument("--port", type=int, default=3000)
+    ui.set_defaults(func=cmd_ui)
+
+    imp = sub.add_parser("import", help="convert a public data set into the native dataset format")
+    kinds = imp.add_subparsers(dest="kind", required=True)
+    squad = kinds.add_parser("squad", help="SQuAD 2.0 JSON")
+    squad.add_argument("file")
+    squad.add_argument("--out", required=True)
+    squad.add_argument("--extra-questions", help="native JSONL appended after the SQuAD questions")
+    squad.set_defaults(func=cmd_import_squad)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

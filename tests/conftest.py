@@ -1,0 +1,63 @@
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+TINY_DOCS = {
+    "guide.md": (
+        "# Pump manual\n\n"
+        "Intro paragraph about the pump. It has two sentences.\n\n"
+        "## Installation\n\n"
+        "Mount the pump on a flat surface. The inlet valve must face north.\n\n"
+        "Tighten the bolts to 12 newton metres before the first start.\n\n"
+        "## Maintenance\n\n"
+        "Replace the filter every 300 hours of operation. Error code E42 means the filter is clogged.\n"
+    ),
+    "notes/faq.txt": (
+        "# Pump FAQ\n\n"
+        "Why is the pump loud? Cavitation happens when the inlet pressure is too low.\n\n"
+        "## Warranty\n\n"
+        "The warranty covers two years from the date of purchase.\n"
+    ),
+}
+
+TINY_QUESTIONS = [
+    {"id": "q-valve", "phrasings": ["Which way should the inlet valve face?", "valve orientation"],
+     "needle": "The inlet valve must face north.", "kind": "answerable", "answers": ["north"]},
+    {"id": "q-filter", "phrasings": ["How often is the filter replaced?"],
+     "needle": "Replace the filter every 300 hours of operation.", "kind": "answerable", "answers": ["every 300 hours"]},
+    {"id": "q-warranty", "phrasings": ["How long is the warranty?"],
+     "needle": "The warranty covers two years from the date of purchase.", "kind": "answerable"},
+    {"id": "q-heading", "phrasings": ["What is in the maintenance section?"],
+     "needle": "Maintenance", "kind": "answerable"},
+    {"id": "q-missing", "phrasings": ["What colour is the pump?"], "needle": "The pump is red.", "kind": "answerable"},
+    {"id": "q-colour", "phrasings": ["What colour is the pump housing?"], "needle": None, "kind": "unanswerable"},
+    {"id": "q-passport", "phrasings": ["How do I renew my passport?"], "needle": None, "kind": "out_of_domain"},
+]
+
+
+def write_dataset(root: Path, docs: dict[str, str | bytes] = TINY_DOCS, questions: list[dict] = TINY_QUESTIONS) -> Path:
+    for rel, content in docs.items():
+        path = root / "documents" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def tiny_dataset(tmp_path: Path) -> Path:
+    """Two good documents, one undecodable file, and questions of every outcome."""
+    docs = dict(TINY_DOCS)
+    docs["broken.md"] = b"# Broken\n\n\xff\xfe not utf-8"
+    return write_dataset(tmp_path / "dataset", docs)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_dagster_previews():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
+        yield

@@ -1,0 +1,57 @@
+import pandas as pd
+
+from rag_assets import chunk_stats, corpus, ground_truth as gt
+from rag_assets.chunking import STRATEGIES, chunk_corpus
+from rag_assets.embedding import ENCODER_WINDOW, wordpiece_counts
+
+
+def _truth(snap, needles):
+    records = [{"id": f"q{i}", "phrasings": ["?"], "needle": n, "kind": "answerable"} for i, n in enumerate(needles)]
+    truth, rejects = gt.validate(records, snap)
+    assert rejects.empty
+    return truth
+
+
+def test_blind_cut_destroys_a_needle_that_overlap_and_boundaries_keep(tmp_path):
+    docs = tmp_path / "documents"
+    docs.mkdir()
+    filler = "Filler words go here. " * 22  # 484 characters, so the needle crosses offset 512
+    text = f"# Doc\n\n{filler}The secret code of the vault is 4711.\n\nAnother paragraph."
+    (docs / "doc.md").write_text(text, encoding="utf-8")
+    snap = corpus.snapshot(docs)
+    needle = "The secret code of the vault is 4711."
+    start = text.index(needle)
+    assert start < 512 < start + len(needle) and 512 - start < 64
+    truth = _truth(snap, [needle, "Another paragraph."])
+    stats = {s: chunk_stats.chunk_set_stats(chunk_corpus(snap, STRATEGIES[s]), truth) for s in "ABC"}
+    assert stats["A"]["destroyed_question_ids"] == ["q0"]
+    assert stats["B"]["answers_destroyed"] == 0  # the 64-character tail carries the needle's head
+    assert stats["B"]["answers_not_citable"] == 1  # ... but no chunk's own content holds it whole
+    assert stats["C"]["answers_destroyed"] == stats["C"]["answers_not_citable"] == 0
+    assert stats["A"]["answerable_questions"] == 2
+
+
+def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
+    docs = tmp_path / "documents"
+    docs.mkdir()
+    long_sentence = " ".join(["tokenisation"] * 300) + "."
+    (docs / "d.md").write_text(f"# Long document title\n\n## Section\n\nShort one.\n\n{long_sentence}", encoding="utf-8")
+    snap = corpus.snapshot(docs)
+    chunks = chunk_corpus(snap, STRATEGIES["E"])
+    stats = chunk_stats.chunk_set_stats(chunks, _truth(snap, ["Short one."]))
+    per_chunk = wordpiece_counts(chunks["text"].tolist())
+    assert stats["over_window"] == int((per_chunk > ENCODER_WINDOW).sum()) == 1
+    assert stats["max_tokens"] > 600  # "tokenisation" is several word-pieces
+    header = wordpiece_counts(["[Long document title > Section]"], special_tokens=False)[0]
+    assert stats["header_tokens"] == header * len(chunks)
+    assert stats["header_share"] == stats["header_tokens"] / stats["embedded_tokens"]
+    assert wordpiece_counts(["hello world"]).tolist() == [4]  # [CLS] hello world [SEP]
+
+
+def test_destroyed_questions_ignores_other_kinds():
+    chunks = pd.DataFrame({"document_id": ["d"], "text": ["alpha beta"], "content": ["alpha beta"]})
+    truth = pd.DataFrame({
+        "question_id": ["a", "b", "u"], "kind": ["answerable", "answerable", "unanswerable"],
+        "needle": ["alpha beta", "gamma", None], "document_id": ["d", "d", None],
+    })
+    assert chunk_stats.destroyed_questions(chunks, truth) == ["b"]

@@ -1,0 +1,52 @@
+"""Pins the asset graph: an accidental change to keys, partitions, deps or checks fails here."""
+
+from dagster import Definitions
+
+from rag_assets.chunking import STRATEGIES
+from rag_assets.defs import defs
+from rag_assets.defs.plan import materialization_steps
+
+EXPECTED = {
+    "corpus_snapshot": {"group": "corpus", "deps": [], "partitions": None, "checks": ["document_ids_unique"]},
+    "ground_truth": {
+        "group": "corpus", "deps": ["corpus_snapshot"], "partitions": None,
+        "checks": ["needles_unique_outside_headings"],
+    },
+    "chunk_sets": {
+        "group": "chunking", "deps": ["corpus_snapshot", "ground_truth"],
+        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "checks": ["chunk_ids_unique", "offsets_slice_back"],
+    },
+}
+
+
+def graph_spec(definitions: Definitions) -> dict:
+    graph = definitions.resolve_asset_graph()
+    checks = {}
+    for check_key in graph.asset_check_keys:
+        checks.setdefault(check_key.asset_key.to_user_string(), []).append(check_key.name)
+    spec = {}
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        spec[key.to_user_string()] = {
+            "group": node.group_name,
+            "deps": sorted(p.to_user_string() for p in node.parent_keys),
+            "partitions": node.partitions_def.get_partition_keys() if node.partitions_def else None,
+            "checks": sorted(checks.get(key.to_user_string(), [])),
+        }
+    return spec
+
+
+def test_asset_graph_is_pinned():
+    Definitions.validate_loadable(defs)
+    assert graph_spec(defs) == EXPECTED
+    assert EXPECTED["chunk_sets"]["partitions"] == list(STRATEGIES)
+
+
+def test_run_plan_is_one_run_per_partition_after_the_roots():
+    steps = materialization_steps(defs, ["A", "W"])
+    assert [(s.label, [k.to_user_string() for k in s.keys], s.partition_key) for s in steps] == [
+        ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
+        ("partition A", ["chunk_sets"], "A"),
+        ("partition W", ["chunk_sets"], "W"),
+    ]

@@ -1,0 +1,99 @@
+"""The whole graph on a tiny corpus, in a real Dagster instance, through the real IO manager."""
+
+import pandas as pd
+import pytest
+import pyarrow.parquet as pq
+from dagster import AssetKey, DagsterInstance, instance_for_test
+
+from rag_assets.chunking import CHUNK_COLUMNS, STRATEGIES
+from rag_assets.cli import main
+from rag_assets.defs import build_definitions
+from rag_assets.defs.plan import materialization_steps
+
+CONTRACT = {
+    "corpus_snapshot": ["document_id", "title", "path", "text", "sha256", "status", "error"],
+    "ground_truth": ["query_id", "question_id", "query", "needle", "kind"],
+}
+
+
+def _materialize_all(defs, instance):
+    job = defs.resolve_implicit_global_asset_job_def()
+    results = []
+    for step in materialization_steps(defs, list(STRATEGIES)):
+        result = job.execute_in_process(instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key)
+        assert result.success
+        results.append(result)
+    return results
+
+
+def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tiny_dataset, tmp_path):
+    data_dir = tmp_path / "data"
+    defs = build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset)
+    with instance_for_test() as instance:
+        results = _materialize_all(defs, instance)
+        checks = [e for r in results for e in r.get_asset_check_evaluations()]
+        assert len(checks) == 2 + 2 * len(STRATEGIES) and all(c.passed for c in checks)
+
+        snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
+        assert set(CONTRACT["corpus_snapshot"]) <= set(snapshot.columns)
+        assert snapshot.set_index("path").loc["broken.md", "status"] == "failed"
+        assert (snapshot["status"] == "ok").sum() == 2
+
+        truth = pd.read_parquet(data_dir / "assets" / "ground_truth.parquet")
+        assert set(CONTRACT["ground_truth"]) <= set(truth.columns)
+        assert sorted(truth["question_id"].unique()) == ["q-colour", "q-filter", "q-passport", "q-valve", "q-warranty"]
+
+        texts = dict(zip(snapshot["document_id"], snapshot["text"]))
+        for strategy in STRATEGIES:
+            path = data_dir / "assets" / "chunk_sets" / f"{strategy}.parquet"
+            chunks = pq.read_table(path).to_pandas()
+            assert list(chunks.columns) == CHUNK_COLUMNS
+            assert len(chunks) > 0 and (chunks["strategy"] == strategy).all()
+            assert all(texts[c.document_id][c.start : c.end] == c.content for c in chunks.itertuples())
+
+        gt_event = instance.get_latest_materialization_event(AssetKey("ground_truth")).asset_materialization
+        meta = {k: getattr(v, "value", v) for k, v in gt_event.metadata.items()}
+        assert meta["questions_rejected"] == 2 and "needle not found verbatim" in meta["rejected"]
+        assert meta["dagster/row_count"] == len(truth)
+        assert [c.name for c in meta["dagster/column_schema"].columns][:3] == ["query_id", "question_id", "phrasing"]
+        assert meta["preview"].startswith("| query_id |")
+
+        records = instance.fetch_materializations(AssetKey("chunk_sets"), limit=100).records
+        by_partition = {r.partition_key: r.asset_materialization.metadata for r in records}
+        assert set(by_partition) == set(STRATEGIES)
+        assert by_partition["E"]["header_share"].value > 0 and by_partition["C"]["header_share"].value == 0
+        assert by_partition["A"]["answerable_questions"].value == 3
+
+
+def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
+    tables = []
+    for run in ("one", "two"):
+        data_dir = tmp_path / run
+        with instance_for_test() as instance:
+            _materialize_all(build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset), instance)
+        tables.append({p.relative_to(data_dir): pd.read_parquet(p) for p in sorted((data_dir / "assets").rglob("*.parquet"))})
+    assert tables[0].keys() == tables[1].keys()
+    for key in tables[0]:
+        pd.testing.assert_frame_equal(tables[0][key], tables[1][key])
+
+
+def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset, tmp_path, capsys, monkeypatch):
+    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
+        monkeypatch.setenv(var, "unset")  # the CLI exports these; monkeypatch restores them afterwards
+    data_dir = tmp_path / "data"
+    assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
+    out = capsys.readouterr().out
+    assert "[1/3] unpartitioned roots: corpus_snapshot, ground_truth" in out
+    assert "chunk_sets[E]:" in out and "all asset checks passed" in out
+    summary = out[out.index("chunk sets ("):].splitlines()
+    assert summary[1].split() == ["strategy", "chunks", "header", "share", "over", "window", "answers", "destroyed", "not", "citable"]
+    assert [line.split()[0] for line in summary[2:4]] == ["A", "E"]
+    assert (data_dir / "assets" / "chunk_sets" / "E.parquet").exists()
+    assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
+    with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
+        assert len(instance.get_runs()) == 3
+
+
+def test_cli_run_refuses_a_folder_that_is_not_a_dataset(tmp_path):
+    with pytest.raises(SystemExit, match="missing documents, questions.jsonl"):
+        main(["run", "--dataset", str(tmp_path), "--data-dir", str(tmp_path / "d")])
