@@ -12,25 +12,13 @@ from __future__ import annotations
 import pandas as pd
 
 from rag_assets.embedding import ENCODER_WINDOW, wordpiece_counts
-
-
-def needle_holders(chunks: pd.DataFrame, needle: str, column: str = "text") -> pd.Series:
-    """Boolean mask of the chunks whose `column` contains the whole needle."""
-    return chunks[column].str.contains(needle, regex=False)
+from rag_assets.metrics import needle_holders
 
 
 def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:
     """Answerable question ids whose needle is whole in no chunk's `column`."""
-    answerable = truth[truth["kind"] == "answerable"].drop_duplicates("question_id")
-    by_doc = dict(tuple(chunks.groupby("document_id")))
-    lost = []
-    for q in answerable.itertuples():
-        # A validated needle occurs once in the corpus, in q.document_id, and never in a
-        # heading, so only that document's chunks can hold it.
-        candidates = by_doc.get(q.document_id)
-        if candidates is None or not needle_holders(candidates, q.needle, column).any():
-            lost.append(q.question_id)
-    return sorted(lost)
+    which = 0 if column == "text" else 1
+    return sorted(q for q, holders in needle_holders(chunks, truth).items() if not holders[which])
 
 
 def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:

@@ -52,7 +52,7 @@ STRATEGIES: dict[str, Strategy] = {
 
 CHUNK_COLUMNS = [
     "chunk_id", "document_id", "strategy", "position", "text", "content", "section",
-    "start", "end", "header", "overlap", "word_start", "word_count",
+    "start", "end", "header", "overlap", "word_start", "word_count", "extractor", "extractor_version",
 ]
 
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
@@ -243,10 +243,11 @@ def _word_windows(document_id: str, text: str, strategy: Strategy) -> list[Chunk
 
 
 def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
-    """Chunks of every `ok` document of a snapshot, in (path, position) order."""
+    """Chunks of every `ok` document of a snapshot, in (path, position) order, each stamped
+    with the extractor (and its version) that produced the text it points into."""
     ok = documents[documents["status"] == "ok"].sort_values("path")
     rows = [
-        asdict(c)
+        {**asdict(c), "extractor": d.extractor, "extractor_version": d.extractor_version}
         for d in ok.itertuples()
         for c in chunk_document(d.document_id, d.title, d.text, strategy)
     ]

@@ -7,6 +7,7 @@ fast and needs no torch: the encoder window is a property of that tokenizer.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,3 +41,58 @@ def wordpiece_counts(texts: list[str], special_tokens: bool = True) -> np.ndarra
         return np.zeros(0, dtype=np.int64)
     encoded = _tokenizer().encode_batch(list(texts), add_special_tokens=special_tokens)
     return np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))
+
+
+PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefixes, pooling, normalisation)
+
+
+def weights_hash(path: Path) -> str:
+    """sha256 of the weight files: the model's identity, whatever its folder is called."""
+    digest = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx"):
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+class Embedder:
+    """A sentence-transformers model from a local folder, with its identity.
+
+    Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
+    equals squared L2 / 2 (DESIGN.md §6)."""
+
+    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 64):
+        self.path = Path(path) if path else model_path()
+        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
+            raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
+        self.name = name
+        self.batch_size = batch_size
+        self.identity = f"{name}@sha256:{weights_hash(self.path)[:16]}"
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(self.path), device="cpu")
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    @property
+    def window(self) -> int:
+        return int(self.model.max_seq_length)
+
+    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=progress,
+        )
+        return vectors.astype(np.float32, copy=False)

@@ -49,7 +49,7 @@ def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
 
 
 def test_destroyed_questions_ignores_other_kinds():
-    chunks = pd.DataFrame({"document_id": ["d"], "text": ["alpha beta"], "content": ["alpha beta"]})
+    chunks = pd.DataFrame({"chunk_id": ["d::C-0000"], "document_id": ["d"], "text": ["alpha beta"], "content": ["alpha beta"]})
     truth = pd.DataFrame({
         "question_id": ["a", "b", "u"], "kind": ["answerable", "answerable", "unanswerable"],
         "needle": ["alpha beta", "gamma", None], "document_id": ["d", "d", None],

@@ -17,6 +17,28 @@ EXPECTED = {
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": ["chunk_ids_unique", "offsets_slice_back"],
     },
+    "embeddings": {
+        "group": "indexing", "deps": ["chunk_sets"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "checks": ["single_model_identity", "unit_norm_and_distance_identity"],
+    },
+    "bm25_index": {
+        "group": "indexing", "deps": ["chunk_sets"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "checks": [],
+    },
+    "retrieval_runs": {
+        "group": "evaluation", "deps": ["bm25_index", "chunk_sets", "embeddings", "ground_truth"], "partitions": None,
+        "checks": [],
+    },
+    "query_hits": {
+        "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
+    },
+    "evaluation_tables": {
+        "group": "evaluation", "deps": ["corpus_snapshot", "ground_truth", "query_hits", "retrieval_runs"],
+        "partitions": None, "checks": [],
+    },
+    "significance_report": {
+        "group": "evaluation", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
+    },
 }
 
 
@@ -47,6 +69,7 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
     steps = materialization_steps(defs, ["A", "W"])
     assert [(s.label, [k.to_user_string() for k in s.keys], s.partition_key) for s in steps] == [
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
-        ("partition A", ["chunk_sets"], "A"),
-        ("partition W", ["chunk_sets"], "W"),
+        ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
+        ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
+        ("downstream of partitions", ["retrieval_runs", "query_hits", "evaluation_tables", "significance_report"], None),
     ]

@@ -32,7 +32,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         checks = [e for r in results for e in r.get_asset_check_evaluations()]
-        assert len(checks) == 2 + 2 * len(STRATEGIES) and all(c.passed for c in checks)
+        assert len(checks) == 2 + 4 * len(STRATEGIES) and all(c.passed for c in checks)
 
         snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
         assert set(CONTRACT["corpus_snapshot"]) <= set(snapshot.columns)
@@ -64,14 +64,31 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert by_partition["E"]["header_share"].value > 0 and by_partition["C"]["header_share"].value == 0
         assert by_partition["A"]["answerable_questions"].value == 3
 
+        runs = pd.read_parquet(data_dir / "assets" / "retrieval_runs.parquet")
+        assert set(runs["strategy"]) == set(STRATEGIES) and set(runs["retriever"]) == {"dense", "bm25", "hybrid"}
+        assert len(runs) == len(truth) * len(STRATEGIES) * 3
+        table = pd.read_parquet(data_dir / "assets" / "evaluation_tables.parquet")
+        assert {"strategy", "retriever", "metric", "value", "ci_low", "ci_high", "n_queries", "corpus_hash",
+                "ground_truth_hash", "model_id", "chunker"} <= set(table.columns)
+        assert (table.loc[table["metric"] == "recall", "n_queries"] == 4).all()  # answerable phrasings
+        report = data_dir / "reports" / "significance_report.md"
+        assert report.read_text().startswith("# Retrieval evaluation and significance")
+        assert (data_dir / "reports" / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        rerank = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization.metadata["rerank"]
+        assert "no cross-encoder on this machine" in rerank.value
+
 
 def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
+    """Everything but measured latencies (`*_ms` columns) is identical across two runs."""
     tables = []
     for run in ("one", "two"):
         data_dir = tmp_path / run
         with instance_for_test() as instance:
             _materialize_all(build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset), instance)
-        tables.append({p.relative_to(data_dir): pd.read_parquet(p) for p in sorted((data_dir / "assets").rglob("*.parquet"))})
+        tables.append({
+            p.relative_to(data_dir): pd.read_parquet(p).filter(regex=r"^(?!.*_ms$)")
+            for p in sorted((data_dir / "assets").rglob("*.parquet"))
+        })
     assert tables[0].keys() == tables[1].keys()
     for key in tables[0]:
         pd.testing.assert_frame_equal(tables[0][key], tables[1][key])
@@ -83,7 +100,8 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     data_dir = tmp_path / "data"
     assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
     out = capsys.readouterr().out
-    assert "[1/3] unpartitioned roots: corpus_snapshot, ground_truth" in out
+    assert "[1/4] unpartitioned roots: corpus_snapshot, ground_truth" in out
+    assert "[4/4] downstream of partitions: retrieval_runs" in out
     assert "chunk_sets[E]:" in out and "all asset checks passed" in out
     summary = out[out.index("chunk sets ("):].splitlines()
     assert summary[1].split() == ["strategy", "chunks", "header", "share", "over", "window", "answers", "destroyed", "not", "citable"]
@@ -91,7 +109,7 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert (data_dir / "assets" / "chunk_sets" / "E.parquet").exists()
     assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
-        assert len(instance.get_runs()) == 3
+        assert len(instance.get_runs()) == 4
 
 
 def test_cli_run_refuses_a_folder_that_is_not_a_dataset(tmp_path):

@@ -7,10 +7,22 @@ from dagster import Definitions
 
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
+from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs, significance_report
+from rag_assets.defs.index_assets import bm25_index, embeddings
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
-from rag_assets.defs.resources import DatasetResource, data_dir_from_env, dataset_from_env
+from rag_assets.defs.resources import (
+    DataDirResource,
+    DatasetResource,
+    EmbedderResource,
+    RetrievalSettings,
+    data_dir_from_env,
+    dataset_from_env,
+)
 
-ASSETS = [corpus_snapshot, ground_truth, chunk_sets]
+ASSETS = [
+    corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index,
+    retrieval_runs, query_hits, evaluation_tables, significance_report,
+]
 
 
 def build_definitions(
@@ -23,6 +35,9 @@ def build_definitions(
         resources={
             "io_manager": ParquetIOManagerFactory(base_path=str(data_dir / "assets")),
             "dataset": DatasetResource(root=str(dataset_dir or dataset_from_env()), full_ground_truth=full_ground_truth),
+            "data_dir": DataDirResource(root=str(data_dir)),
+            "embedder": EmbedderResource(),
+            "retrieval": RetrievalSettings(),
         },
     )
 

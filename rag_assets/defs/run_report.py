@@ -30,7 +30,8 @@ class RunReport:
             name = mat.asset_key.to_user_string() + (f"[{mat.partition}]" if mat.partition else "")
             meta = {k: _value(v) for k, v in mat.metadata.items()}
             self.materialized += 1
-            lines.append(f"{name}: {meta.get('dagster/row_count', '?')} rows")
+            rows = meta.get("dagster/row_count", meta.get("documents"))
+            lines.append(f"{name}: {rows} rows" if rows is not None else name)
             if mat.asset_key.to_user_string() == "chunk_sets":
                 self.chunk_sets[mat.partition] = meta
                 self.answerable = meta.get("answerable_questions", self.answerable)

@@ -1,0 +1,121 @@
+"""retrieval_runs, query_hits, evaluation_tables and significance_report over all strategies."""
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+
+from rag_assets import chunking, corpus, evaluation, report
+from rag_assets import ground_truth as gt
+from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
+from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
+from rag_assets.lexical import BM25Index
+from rag_assets.rerank import find_cross_encoder
+from rag_assets.retrieval import ChunkIndex, run_queries
+
+# Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
+ALL_STRATEGIES = {"allow_missing_partitions": True}
+
+
+def _percentiles(values: pd.Series) -> dict:
+    return {"p50": round(float(values.quantile(0.5)), 3), "p95": round(float(values.quantile(0.95)), 3)}
+
+
+@asset(
+    group_name="evaluation",
+    code_version="retrieval1",
+    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
+    deps=[bm25_index],
+)
+def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, retrieval: RetrievalSettings,
+                   data_dir: DataDirResource, ground_truth: pd.DataFrame,
+                   chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
+    """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies."""
+    model = embedder.load()
+    queries = ground_truth[["query_id", "query"]]
+    encode_ms, vectors = [], []
+    for q in queries["query"]:
+        t0 = time.perf_counter()
+        vectors.append(model.encode([q])[0])
+        encode_ms.append((time.perf_counter() - t0) * 1000)
+    query_vectors, encode_ms = np.stack(vectors), np.array(encode_ms)
+    reranker, rerank_status = find_cross_encoder(retrieval.cross_encoder or None)
+    context.log.info(f"reranker: {rerank_status}")
+    frames = []
+    for strategy in sorted(set(chunk_sets) & set(embeddings)):
+        stamped = set(embeddings[strategy]["model_id"])
+        if stamped != {model.identity}:
+            raise ValueError(f"strategy {strategy}: embeddings carry {sorted(stamped)}, queries use {model.identity}; "
+                             "rematerialise its embeddings")
+        index = ChunkIndex(strategy, chunk_sets[strategy]["chunk_id"].tolist(), chunk_sets[strategy]["text"].tolist(),
+                           vectors_of(embeddings[strategy]), BM25Index.load(bm25_path(data_dir, strategy)))
+        frames.append(run_queries(index, queries, query_vectors, encode_ms, reranker))
+        context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
+    runs = pd.concat(frames, ignore_index=True)
+    runs["model_id"] = model.identity
+    runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
+    latency = {r: {"stage_ms": _percentiles(g["stage_ms"]), "total_ms": _percentiles(g["total_ms"])}
+               for r, g in runs.groupby("retriever")}
+    yield Output(runs, metadata={
+        "model_id": model.identity,
+        "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
+        "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
+        "rerank": rerank_status,
+        "query_encode_ms": MetadataValue.json(_percentiles(pd.Series(encode_ms))),
+        "latency_ms": MetadataValue.json(latency),
+    })
+
+
+@asset(group_name="evaluation", code_version="hits1", ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
+def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
+    """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
+    hits = evaluation.query_hits(retrieval_runs, chunk_sets, ground_truth)
+    return Output(hits, metadata={"queries": int(hits["query_id"].nunique()), "systems": int(hits.groupby(["strategy", "retriever"]).ngroups)})
+
+
+def _provenance(corpus_snapshot, ground_truth, retrieval_runs) -> dict:
+    return {
+        "corpus_hash": corpus.corpus_hash(corpus_snapshot),
+        "ground_truth_hash": gt.ground_truth_hash(ground_truth),
+        "model_id": retrieval_runs["model_id"].iloc[0],
+        "bm25": retrieval_runs["bm25"].iloc[0],
+        "chunker": json.dumps({s: chunking.STRATEGIES[s].settings() for s in sorted(retrieval_runs["strategy"].unique())}),
+    }
+
+
+@asset(group_name="evaluation", code_version="eval1")
+def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame, corpus_snapshot: pd.DataFrame,
+                      ground_truth: pd.DataFrame):
+    """R@1/4/8/20 and MRR (and citable twins) with 95 % intervals, answers destroyed, provenance."""
+    destroyed = query_hits[query_hits["holders"] == 0].groupby("strategy")["question_id"].nunique().to_dict()
+    table = evaluation.metric_table(query_hits, destroyed)
+    provenance = _provenance(corpus_snapshot, ground_truth, retrieval_runs)
+    for key, value in provenance.items():
+        table[key] = value
+    return Output(table, metadata={**{k: MetadataValue.text(v) for k, v in provenance.items()},
+                                   "recall": MetadataValue.md(report.recall_table(table))})
+
+
+@asset(group_name="evaluation", code_version="report1")
+def significance_report(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
+                        evaluation_tables: pd.DataFrame):
+    """Paired sign tests (Holm) for the chapter's comparisons, as a table, Markdown and a plot."""
+    tests, skipped = evaluation.paired_tests(query_hits, evaluation.default_comparisons())
+    destroyed = (evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
+                 .drop_duplicates("strategy").set_index("strategy")["value"].astype(int).to_dict())
+    answerable = int(query_hits["question_id"].nunique())
+    provenance = {k: evaluation_tables[k].iloc[0] for k in ("corpus_hash", "ground_truth_hash", "model_id", "bm25")}
+    png = report.recall_plot_png(evaluation_tables)
+    out = data_dir.path("reports")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "recall_at_k.png").write_bytes(png)
+    markdown = report.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance, "recall_at_k.png")
+    (out / "significance_report.md").write_text(markdown, encoding="utf-8")
+    context.log.info(f"report written to {out / 'significance_report.md'}")
+    return Output(tests, metadata={
+        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({report.data_uri(png)})")),
+        "report_path": MetadataValue.path(str(out / "significance_report.md")),
+        "not_compared": MetadataValue.json(skipped),
+    })

@@ -1,0 +1,105 @@
+"""embeddings and bm25_index, one partition per strategy: thin wrappers over the core."""
+
+import time
+
+import numpy as np
+import pandas as pd
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    Output,
+    asset,
+)
+
+from rag_assets import dense
+from rag_assets.defs.chunk_assets import strategy_partitions
+from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
+from rag_assets.embedding import PIPELINE_VERSION, wordpiece_counts
+from rag_assets.lexical import BM25Index
+
+UNIT_TOLERANCE = 1e-5
+
+
+def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
+    """Vectors next to the stamps that say what made them (DESIGN.md §4)."""
+    return pd.DataFrame({
+        "chunk_id": chunks["chunk_id"].to_numpy(),
+        "embedding": list(vectors),
+        "model_id": model_id,
+        "dim": vectors.shape[1],
+        "pipeline_version": PIPELINE_VERSION,
+        "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
+    })
+
+
+def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
+    return np.stack(embeddings["embedding"].to_numpy()).astype(np.float32) if len(embeddings) else np.zeros((0, 0), np.float32)
+
+
+@asset(
+    group_name="indexing",
+    partitions_def=strategy_partitions,
+    code_version=PIPELINE_VERSION,
+    check_specs=[
+        AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings"),
+        AssetCheckSpec("single_model_identity", asset="embeddings"),
+    ],
+)
+def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, chunk_sets: pd.DataFrame):
+    """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity."""
+    model = embedder.load()
+    texts = chunk_sets["text"].tolist()
+    t0 = time.perf_counter()
+    vectors = model.encode(texts, progress=True)
+    seconds = time.perf_counter() - t0
+    truncated = int((wordpiece_counts(texts) > model.window).sum()) if texts else 0
+    frame = embedding_frame(chunk_sets, vectors, model.identity)
+    norm_err = dense.norm_error(vectors)
+    identity_err = dense.distance_identity_error(vectors) if len(vectors) else 0.0
+    yield Output(frame, metadata={
+        "model_id": model.identity,
+        "dim": model.dim,
+        "chunks": len(texts),
+        "chunks_per_second": MetadataValue.float(len(texts) / seconds if seconds else 0.0),
+        "truncated_share": MetadataValue.float(truncated / len(texts) if texts else 0.0),
+        "truncated_chunks": truncated,
+        "encoder_window": model.window,
+    })
+    yield AssetCheckResult(
+        check_name="unit_norm_and_distance_identity",
+        passed=norm_err < UNIT_TOLERANCE and identity_err < UNIT_TOLERANCE,
+        metadata={"max_norm_error": MetadataValue.float(norm_err),
+                  "max_identity_error_200x200": MetadataValue.float(identity_err)},
+    )
+    identities = sorted(frame["model_id"].unique())
+    yield AssetCheckResult(
+        check_name="single_model_identity",
+        passed=identities == [model.identity],
+        metadata={"identities": MetadataValue.json(identities), "configured": model.identity},
+    )
+
+
+def bm25_path(data_dir: DataDirResource, strategy: str):
+    return data_dir.path("assets", "bm25_index", strategy)
+
+
+@asset(group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1")
+def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrieval: RetrievalSettings,
+               chunk_sets: pd.DataFrame) -> MaterializeResult:
+    """A bm25s index over each chunk's embedded `text`, saved beside the Parquet assets."""
+    settings = retrieval.bm25()
+    t0 = time.perf_counter()
+    index = BM25Index.build(chunk_sets["text"].tolist(), settings)
+    seconds = time.perf_counter() - t0
+    path = bm25_path(data_dir, context.partition_key)
+    index.save(path)
+    return MaterializeResult(metadata={
+        "path": MetadataValue.path(str(path)),
+        "settings": MetadataValue.json(vars(settings)),
+        "documents": index.n_docs,
+        "vocabulary": index.vocabulary_size,
+        "build_seconds": MetadataValue.float(seconds),
+    })

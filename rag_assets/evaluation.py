@@ -1,0 +1,129 @@
+"""From retrieval runs to per-query hits, metric tables with intervals, and paired tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rag_assets import stats
+from rag_assets.metrics import KS, first_relevant_rank, needle_holders, reciprocal_rank
+
+HIT_COLUMNS = ["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank", "depth",
+               "holders", "citable_holders"]
+METRIC_COLUMNS = ["strategy", "retriever", "metric", "k", "value", "ci_low", "ci_high", "ci_method", "successes", "n_queries"]
+
+
+def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: pd.DataFrame) -> pd.DataFrame:
+    """One row per answerable query x strategy x retriever: rank of the first (citable) hit."""
+    answerable = truth[truth["kind"] == "answerable"].set_index("query_id")
+    rows = []
+    for strategy, group in runs[runs["query_id"].isin(answerable.index)].groupby("strategy", sort=True):
+        holders = needle_holders(chunk_sets[strategy], truth)
+        for r in group.itertuples():
+            qid = answerable.at[r.query_id, "question_id"]
+            in_text, in_content = holders[qid]
+            rows.append({
+                "query_id": r.query_id, "question_id": qid, "strategy": strategy, "retriever": r.retriever,
+                "hit_rank": first_relevant_rank(r.chunk_ids, in_text),
+                "citable_rank": first_relevant_rank(r.chunk_ids, in_content),
+                "depth": len(r.chunk_ids), "holders": len(in_text), "citable_holders": len(in_content),
+            })
+    frame = pd.DataFrame(rows, columns=HIT_COLUMNS)
+    return frame.astype({"hit_rank": "Int64", "citable_rank": "Int64", "depth": "int64",
+                         "holders": "int64", "citable_holders": "int64"}).sort_values(
+        ["strategy", "retriever", "query_id"], ignore_index=True
+    )
+
+
+def _recall_rows(ranks: pd.Series, prefix: str) -> list[dict]:
+    n = len(ranks)
+    filled = ranks.fillna(np.iinfo(np.int64).max).astype(np.int64)
+    out = []
+    for k in KS:
+        successes = int((filled <= k).sum())
+        low, high = stats.wilson(successes, n)
+        out.append({"metric": f"{prefix}recall", "k": k, "value": successes / n if n else np.nan,
+                    "ci_low": low, "ci_high": high, "ci_method": "wilson", "successes": successes})
+    rr = np.array([reciprocal_rank(None if pd.isna(x) else int(x)) for x in ranks])
+    low, high = stats.bootstrap_mean_ci(rr)
+    out.append({"metric": f"{prefix}mrr", "k": None, "value": float(rr.mean()) if n else np.nan,
+                "ci_low": low, "ci_high": high, "ci_method": "bootstrap", "successes": None})
+    return out
+
+
+def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
+    """Long table: recall@k and MRR (and their citable twins) per strategy x retriever."""
+    rows = []
+    for (strategy, retriever), group in hits.groupby(["strategy", "retriever"], sort=True):
+        n = len(group)
+        for prefix, column in (("", "hit_rank"), ("citable_", "citable_rank")):
+            for r in _recall_rows(group[column], prefix):
+                rows.append({"strategy": strategy, "retriever": retriever, **r, "n_queries": n})
+        rows.append({"strategy": strategy, "retriever": retriever, "metric": "answers_destroyed", "k": None,
+                     "value": float(destroyed.get(strategy, 0)), "ci_low": None, "ci_high": None,
+                     "ci_method": None, "successes": None, "n_queries": n})
+    frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
+    return frame.astype({"k": "Int64", "successes": "Int64", "ci_low": "float64", "ci_high": "float64"})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    label: str
+    a: tuple[str, str]  # (strategy, retriever) of the system that should win
+    b: tuple[str, str]
+
+
+STRATEGY_COMPARISONS = [  # the chapter's ablation, each ingredient alone, under dense retrieval
+    ("overlap on blind cuts", "B", "A"),
+    ("boundaries instead of blind cuts", "C", "A"),
+    ("header on boundaries", "E", "C"),
+    ("overlap on header", "F", "E"),
+    ("overlap on boundaries", "D", "C"),
+    ("header and boundaries together", "E", "A"),
+]
+RETRIEVER_COMPARISONS = [
+    ("hybrid vs dense", "hybrid", "dense"),
+    ("hybrid vs BM25", "hybrid", "bm25"),
+    ("rerank vs hybrid", "rerank", "hybrid"),
+]
+
+
+def default_comparisons(strategy_retriever: str = "dense", retriever_strategy: str = "E") -> list[Comparison]:
+    out = [Comparison(f"{label}: {a} vs {b} ({strategy_retriever})", (a, strategy_retriever), (b, strategy_retriever))
+           for label, a, b in STRATEGY_COMPARISONS]
+    out += [Comparison(f"{label} (strategy {retriever_strategy})", (retriever_strategy, a), (retriever_strategy, b))
+            for label, a, b in RETRIEVER_COMPARISONS]
+    return out
+
+
+SIGNIFICANCE_COLUMNS = ["comparison", "a", "b", "k", "wins", "losses", "ties_hit", "ties_miss",
+                        "recall_a", "recall_b", "p_value", "p_holm", "n_queries"]
+
+
+def paired_tests(hits: pd.DataFrame, comparisons: list[Comparison], ks=KS) -> tuple[pd.DataFrame, list[str]]:
+    """Exact sign tests on the same queries, Holm-adjusted across the whole table.
+
+    Returns (table, comparisons skipped because a system has no results, with why)."""
+    keyed = hits.set_index(["strategy", "retriever"]).sort_index()
+    rows, skipped = [], []
+    for c in comparisons:
+        missing = [s for s in (c.a, c.b) if s not in keyed.index]
+        if missing:
+            skipped.append(f"{c.label}: no results for {', '.join('/'.join(m) for m in missing)}")
+            continue
+        a = keyed.loc[c.a].set_index("query_id")["hit_rank"]
+        b = keyed.loc[c.b].set_index("query_id")["hit_rank"].reindex(a.index)
+        for k in ks:
+            ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
+            wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
+            rows.append({
+                "comparison": c.label, "a": "/".join(c.a), "b": "/".join(c.b), "k": k,
+                "wins": wins, "losses": losses, "ties_hit": int((ha & hb).sum()), "ties_miss": int((~ha & ~hb).sum()),
+                "recall_a": float(ha.mean()), "recall_b": float(hb.mean()),
+                "p_value": stats.sign_test(wins, losses), "n_queries": len(a),
+            })
+    table = pd.DataFrame(rows, columns=SIGNIFICANCE_COLUMNS)
+    table["p_holm"] = stats.holm(table["p_value"].tolist()) if len(table) else []
+    return table, skipped

@@ -1,0 +1,20 @@
+"""Reciprocal rank fusion: ranks, not scores, so nothing needs calibrating."""
+
+from __future__ import annotations
+
+RRF_K = 60
+
+
+def rrf(lists: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Fuse ranked id lists (best first) into (id, fused score), best first.
+
+    score(d) = sum over lists of 1 / (k + rank), rank from 1. Ties break by the better
+    (smaller) best component rank, then by id, so the order is fully deterministic."""
+    fused: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for ranked in lists:
+        for rank, doc in enumerate(ranked, start=1):
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
+            best[doc] = min(best.get(doc, rank), rank)
+    order = sorted(fused, key=lambda d: (-fused[d], best[d], d))
+    return [(d, fused[d]) for d in order]

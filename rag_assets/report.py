@@ -1,0 +1,125 @@
+"""The significance report: Markdown tables, a recall@k plot, and plain sentences that are
+generated from the numbers (never written by hand), so they change when the numbers do."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pandas as pd
+
+from rag_assets.metrics import KS
+
+ALPHA = 0.05
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def recall_table(metrics: pd.DataFrame) -> str:
+    """strategy x retriever rows: R@k [Wilson 95 %] and MRR."""
+    rec = metrics[metrics["metric"] == "recall"]
+    mrr = metrics[metrics["metric"] == "mrr"].set_index(["strategy", "retriever"])
+    lines = ["| strategy | retriever | " + " | ".join(f"R@{k}" for k in KS) + " | MRR | n |",
+             "|---|---|" + "---|" * (len(KS) + 2)]
+    for (s, r), g in rec.groupby(["strategy", "retriever"], sort=True):
+        g = g.set_index("k")
+        cells = [f"{g.at[k, 'value']:.3f} [{g.at[k, 'ci_low']:.3f}, {g.at[k, 'ci_high']:.3f}]" for k in KS]
+        m = mrr.loc[(s, r)]
+        lines.append(f"| {s} | {r} | " + " | ".join(cells) + f" | {m['value']:.3f} | {int(m['n_queries'])} |")
+    return "\n".join(lines)
+
+
+def significance_table(tests: pd.DataFrame) -> str:
+    lines = ["| comparison | k | wins | losses | R@k a | R@k b | p | p (Holm) |", "|---|---|---|---|---|---|---|---|"]
+    for t in tests.itertuples():
+        holm = f"**{_fmt_p(t.p_holm)}**" if t.p_holm < ALPHA else _fmt_p(t.p_holm)
+        lines.append(f"| {t.comparison} | {t.k} | +{t.wins} | −{t.losses} | {t.recall_a:.3f} | {t.recall_b:.3f} | "
+                     f"{_fmt_p(t.p_value)} | {holm} |")
+    return "\n".join(lines)
+
+
+def _verdict(t) -> str:
+    direction = "wins" if t.wins > t.losses else "loses" if t.losses > t.wins else "ties"
+    significant = t.p_holm < ALPHA
+    return (f"{t.a} {direction} against {t.b} at R@{t.k} (+{t.wins}/−{t.losses}, p = {_fmt_p(t.p_value)}, "
+            f"Holm p = {_fmt_p(t.p_holm)}): " + ("significant." if significant else "not significant at this sample size."))
+
+
+def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -> list[str]:
+    """The chapter's questions, answered from this run's numbers."""
+    out = []
+    at20 = tests[tests["k"] == 20].set_index("comparison")
+    ingredients = [c for c in at20.index if c.split(":")[0] in {
+        "overlap on blind cuts", "boundaries instead of blind cuts", "header on boundaries"}]
+    buys = [c.split(":")[0] for c in ingredients if at20.at[c, "p_holm"] < ALPHA and at20.at[c, "wins"] > at20.at[c, "losses"]]
+    out.append("**Which ingredient buys recall?** " + (
+        f"At R@20, after Holm correction: {', '.join(buys)}." if buys else
+        "At R@20 no single ingredient wins significantly after Holm correction.")
+        + " " + " ".join(_verdict(at20.loc[c]) for c in ingredients))
+    hybrid = [c for c in at20.index if c.startswith("hybrid vs dense")]
+    if hybrid:
+        t4 = tests[(tests["comparison"] == hybrid[0]) & (tests["k"] == 4)].iloc[0]
+        out.append("**Does hybrid beat dense?** " + _verdict(at20.loc[hybrid[0]]) + " " + _verdict(t4))
+    if {"A", "B"} <= destroyed.keys():
+        cost = [c for c in at20.index if c.split(":")[0] in {"overlap on header", "overlap on boundaries", "overlap on blind cuts"}]
+        out.append(
+            f"**What does overlap cost and buy?** It rescues split answers: blind cuts destroy {destroyed['A']} of "
+            f"{answerable} answers, blind cuts with overlap {destroyed['B']}"
+            + (f"; boundaries {destroyed.get('C', 0)}, boundaries with overlap {destroyed.get('D', 0)}." if "C" in destroyed else ".")
+            + " On ranking: " + " ".join(_verdict(at20.loc[c]) for c in cost)
+        )
+    return out
+
+
+def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes:
+    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rec = metrics[metrics["metric"] == "recall"]
+    retrievers = retrievers or sorted(rec["retriever"].unique())
+    fig, axes = plt.subplots(1, len(retrievers), figsize=(4.2 * len(retrievers), 3.8), sharey=True, squeeze=False)
+    for ax, retriever in zip(axes[0], retrievers):
+        for strategy, g in rec[rec["retriever"] == retriever].groupby("strategy", sort=True):
+            g = g.sort_values("k")
+            ks = g["k"].astype(int).to_numpy()
+            line, = ax.plot(ks, g["value"], marker="o", label=strategy)
+            ax.fill_between(ks, g["ci_low"].astype(float), g["ci_high"].astype(float), color=line.get_color(), alpha=0.12)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(KS), [str(k) for k in KS])
+        ax.set_title(retriever)
+        ax.set_xlabel("k")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("recall@k (95 % Wilson band)")
+    axes[0][-1].legend(title="strategy", fontsize=8, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render(metrics: pd.DataFrame, tests: pd.DataFrame, skipped: list[str], destroyed: dict[str, int],
+           answerable: int, provenance: dict, image: str) -> str:
+    """The whole report as Markdown; `image` is the plot's link (file name or data URI)."""
+    parts = [
+        "# Retrieval evaluation and significance",
+        "", *[f"- {k}: `{v}`" for k, v in provenance.items()],
+        "", "## Headlines", "", *[f"- {h}" for h in headlines(tests, destroyed, answerable)],
+        "", "## Recall@k with 95 % Wilson intervals (hit: the embedded text holds the whole needle)",
+        "", recall_table(metrics),
+        "", f"![recall@k]({image})",
+        "", "## Paired exact sign tests (wins/losses on the same queries; bold: Holm p < 0.05)",
+        "", significance_table(tests),
+    ]
+    if skipped:
+        parts += ["", "Not compared:", *[f"- {s}" for s in skipped]]
+    return "\n".join(parts) + "\n"
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()

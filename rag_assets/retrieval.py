@@ -1,0 +1,101 @@
+"""Every query through every retriever for one chunk set: dense, BM25, hybrid, rerank.
+
+Each result row keeps the ranked chunk ids, their scores, their cosine distances to the
+query (whatever retriever ranked them: the refusal gate reads distances) and the time
+each stage took.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rag_assets import dense
+from rag_assets.fusion import RRF_K, rrf
+from rag_assets.lexical import BM25Index
+from rag_assets.rerank import Reranker
+
+DEPTH = 100
+RERANK_DEPTH = 25
+RUN_COLUMNS = [
+    "query_id", "strategy", "retriever", "chunk_ids", "scores", "distances",
+    "encode_ms", "stage_ms", "total_ms",
+]
+
+
+@dataclass
+class ChunkIndex:
+    """One strategy's chunks with their vectors and BM25 index, aligned by row."""
+
+    strategy: str
+    chunk_ids: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+    bm25: BM25Index
+
+    def __post_init__(self):
+        if not (len(self.chunk_ids) == len(self.texts) == len(self.vectors) == self.bm25.n_docs):
+            raise ValueError(
+                f"strategy {self.strategy}: {len(self.chunk_ids)} chunks, {len(self.vectors)} vectors and "
+                f"{self.bm25.n_docs} BM25 documents do not line up; rematerialise its embeddings and bm25_index"
+            )
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 4)
+
+
+def run_queries(
+    index: ChunkIndex,
+    queries: pd.DataFrame,
+    query_vectors: np.ndarray,
+    encode_ms: np.ndarray,
+    reranker: Reranker | None = None,
+    depth: int = DEPTH,
+) -> pd.DataFrame:
+    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query)."""
+    rows = []
+    ids = np.asarray(index.chunk_ids, dtype=object)
+    position = {c: i for i, c in enumerate(index.chunk_ids)}
+    for qi, q in enumerate(queries.itertuples()):
+        vec = query_vectors[qi]
+        sims_all = index.vectors @ vec
+
+        def row(retriever, chunk_rows, scores, stage, total):
+            rows.append({
+                "query_id": q.query_id, "strategy": index.strategy, "retriever": retriever,
+                "chunk_ids": ids[chunk_rows].tolist(), "scores": [float(s) for s in scores],
+                "distances": dense.cosine_distance(sims_all[chunk_rows]).astype(float).tolist(),
+                "encode_ms": float(encode_ms[qi]), "stage_ms": _ms(stage), "total_ms": _ms(total),
+            })
+
+        t0 = time.perf_counter()
+        d_rows, d_scores = dense.top_k(vec, index.vectors, depth)
+        t_dense = time.perf_counter() - t0
+        row("dense", d_rows, d_scores, t_dense, t_dense)
+
+        t0 = time.perf_counter()
+        b_rows, b_scores = index.bm25.top_k(q.query, depth)
+        t_bm25 = time.perf_counter() - t0
+        row("bm25", b_rows, b_scores, t_bm25, t_bm25)
+
+        t0 = time.perf_counter()
+        fused = rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=RRF_K)[:depth]
+        t_fuse = time.perf_counter() - t0
+        h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
+        row("hybrid", h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
+
+        if reranker is not None:
+            shortlist = h_rows[:RERANK_DEPTH]
+            t0 = time.perf_counter()
+            scores = reranker.score(q.query, [index.texts[i] for i in shortlist])
+            t_rerank = time.perf_counter() - t0
+            order = np.lexsort((np.arange(len(scores)), -scores))
+            reranked = np.concatenate([shortlist[order], h_rows[RERANK_DEPTH:]])
+            tail = [math.nan] * (len(h_rows) - len(shortlist))
+            row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)

@@ -1,0 +1,147 @@
+"""BM25 (against rank-bm25), exact dense search, the real embedding model, and the retrievers together."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from rank_bm25 import BM25Okapi
+
+from rag_assets import corpus, dense
+from rag_assets import ground_truth as gt
+from rag_assets.chunking import STRATEGIES, chunk_corpus
+from rag_assets.dataset import BUNDLED_DATASET
+from rag_assets.embedding import Embedder
+from rag_assets.fusion import rrf
+from rag_assets.lexical import BM25Index, BM25Settings, Tokenizer
+from rag_assets.rerank import find_cross_encoder
+from rag_assets.retrieval import ChunkIndex, run_queries
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    snap = corpus.snapshot(BUNDLED_DATASET / "documents")
+    records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
+    truth = gt.sample(gt.validate(records, snap)[0], gt.Sample())
+    return chunk_corpus(snap, STRATEGIES["C"]), truth
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return Embedder()
+
+
+def test_okapi_variant_agrees_with_rank_bm25_on_real_text(bundled):
+    chunks, truth = bundled
+    texts = chunks["text"].tolist()
+    tokenize = Tokenizer()
+    reference = BM25Okapi([tokenize(t) for t in texts], k1=1.2, b=0.75, epsilon=0.25)
+    ours = BM25Index.build(texts, BM25Settings(variant="okapi"))
+    queries = truth["query"].tolist()[:60]
+    for q in queries:
+        expected = reference.get_scores(tokenize(q))
+        assert np.allclose(ours.scores(q), expected, rtol=1e-9, atol=1e-9)
+        top = np.lexsort((np.arange(len(expected)), -expected))[:10]
+        assert ours.top_k(q, 10)[0].tolist() == top.tolist()
+    # terms in over half the chunks ("the") have negative raw idf: the epsilon floor was exercised
+    assert reference.idf["the"] == pytest.approx(0.25 * reference.average_idf)
+
+
+def test_lucene_variant_matches_its_formula_by_hand():
+    docs = ["red pump red", "blue pump", "green valve"]
+    index = BM25Index.build(docs)  # lucene, k1 = 1.2, b = 0.75
+    n, avgdl, k1, b = 3, 7 / 3, 1.2, 0.75
+    idf_red = math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
+    idf_pump = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))
+    tf = lambda f, dl: f / (f + k1 * (1 - b + b * dl / avgdl))  # noqa: E731
+    assert index.scores("red pump") == pytest.approx([idf_red * tf(2, 3) + idf_pump * tf(1, 3), idf_pump * tf(1, 2), 0.0])
+    assert index.scores("nothing matches").tolist() == [0.0, 0.0, 0.0]
+
+
+def test_bm25_saves_and_loads_the_same_index(tmp_path, bundled):
+    chunks, truth = bundled
+    index = BM25Index.build(chunks["text"].tolist(), BM25Settings(stemming=True, stopwords=True))
+    index.save(tmp_path / "idx")
+    index.save(tmp_path / "idx")  # replacing an existing index works and leaves no temporary folder
+    loaded = BM25Index.load(tmp_path / "idx")
+    assert loaded.settings == index.settings
+    for q in truth["query"].tolist()[:10]:
+        assert np.array_equal(loaded.scores(q), index.scores(q))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    with pytest.raises(FileNotFoundError, match="materialise bm25_index first"):
+        BM25Index.load(tmp_path / "missing")
+
+
+def test_tokenizer_options():
+    assert Tokenizer()("Café_au-lait E42, résumé!") == ["café", "au", "lait", "e42", "résumé"]
+    assert Tokenizer(stopwords=True)("the pump of the year") == ["pump", "year"]
+    assert Tokenizer(stemming=True)("running pumps") == ["run", "pump"]
+    with pytest.raises(ValueError, match="variant must be one of"):
+        BM25Settings(variant="bm25x")
+
+
+def test_exact_dense_search_and_the_distance_identity():
+    rng = np.random.default_rng(1)
+    matrix = rng.normal(size=(500, 16)).astype(np.float32)
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    q = unit[7]
+    rows, sims = dense.top_k(q, unit, 10)
+    assert rows[0] == 7 and rows.tolist() == np.argsort(-(unit @ q), kind="stable")[:10].tolist()
+    assert dense.top_k(q, np.ones((4, 16), np.float32) / 4, 3)[0].tolist() == [0, 1, 2]  # ties by row
+    assert dense.norm_error(unit) < 1e-6 and dense.distance_identity_error(unit) < 1e-6
+    assert dense.norm_error(matrix) > 0.1 and dense.distance_identity_error(matrix) > 0.1
+
+
+def test_real_model_gives_unit_vectors_and_a_stable_identity(embedder):
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["The inlet valve must face north.", "Oxygen condenses at 90.20 K."]
+    vectors = embedder.encode(texts)
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    assert dense.norm_error(vectors) < 1e-5
+    plain = SentenceTransformer(str(embedder.path), device="cpu").encode(texts, normalize_embeddings=True)
+    assert np.allclose(vectors, plain, atol=1e-5)
+    assert embedder.identity.startswith("sentence-transformers/all-MiniLM-L6-v2@sha256:")
+    assert Embedder().identity == embedder.identity and embedder.window == 256
+
+
+class OverlapScorer:
+    """A real (if simple) relevance scorer behind the Reranker interface: shared query words."""
+
+    name, model = "rerank", "word-overlap"
+
+    def score(self, query, passages):
+        q = set(query.lower().split())
+        return np.array([len(q & set(p.lower().split())) for p in passages], dtype=float)
+
+
+def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):
+    chunks, truth = bundled
+    chunks = chunks.head(120)
+    vectors = embedder.encode(chunks["text"].tolist())
+    index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors, BM25Index.build(chunks["text"].tolist()))
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["Who was the Norse leader?", "When were the Normans in Normandy?"]})
+    qv = embedder.encode(queries["query"].tolist())
+    runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), OverlapScorer(), depth=50)
+    assert runs.groupby("query_id")["retriever"].apply(list).tolist() == [["dense", "bm25", "hybrid", "rerank"]] * 2
+    by = runs.set_index(["query_id", "retriever"])
+    d, b, h, r = (by.loc[("q1", x)] for x in ("dense", "bm25", "hybrid", "rerank"))
+    assert len(d.chunk_ids) == 50 and d.scores == sorted(d.scores, reverse=True)
+    assert [c for c, _ in rrf([d.chunk_ids, b.chunk_ids])][:50] == h.chunk_ids
+    position = {c: i for i, c in enumerate(index.chunk_ids)}
+    for row in (d, b, h, r):
+        expected = [1 - float(vectors[position[c]] @ qv[0]) for c in row.chunk_ids]
+        assert row.distances == pytest.approx(expected, abs=1e-6)
+    assert sorted(r.chunk_ids[:25]) == sorted(h.chunk_ids[:25]) and r.chunk_ids[25:] == h.chunk_ids[25:]
+    assert r.scores[:25] == sorted(r.scores[:25], reverse=True) and all(math.isnan(s) for s in r.scores[25:])
+    assert r.total_ms >= h.total_ms >= h.stage_ms and d.encode_ms == 1.0
+    with pytest.raises(ValueError, match="do not line up"):
+        ChunkIndex("C", ["x"], ["x"], vectors, index.bm25)
+
+
+def test_no_local_cross_encoder_means_no_rerank_and_a_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    reranker, reason = find_cross_encoder("cross-encoder/ms-marco-MiniLM-L-6-v2")
+    assert reranker is None
+    assert "no cross-encoder on this machine" in reason and "never downloaded" in reason

@@ -1,0 +1,99 @@
+"""Intervals, tests and metrics against known values: the chapter's own figures and hand cases."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag_assets import evaluation, stats
+from rag_assets.fusion import rrf
+from rag_assets.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
+
+
+def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
+    # "R@20 is [0.471, 0.705] for A and [0.718, 0.901] for E" at 64 queries
+    assert [round(x, 3) for x in stats.wilson(38, 64)] == [0.471, 0.705]
+    assert [round(x, 3) for x in stats.wilson(53, 64)] == [0.718, 0.901]
+    assert [round(x, 4) for x in stats.wilson(0, 10)] == [0.0, 0.2775]
+    assert [round(x, 4) for x in stats.wilson(10, 10)] == [0.7225, 1.0]
+    assert all(math.isnan(x) for x in stats.wilson(0, 0))
+
+
+@pytest.mark.parametrize("wins,losses,p", [(8, 6, 0.79), (9, 7, 0.80), (18, 3, 0.0015), (12, 2, 0.0129),
+                                           (10, 3, 0.09), (10, 6, 0.45)])
+def test_sign_test_reproduces_the_chapters_p_values(wins, losses, p):
+    digits = len(str(p).split(".")[1])
+    assert round(stats.sign_test(wins, losses), digits) == p
+    assert stats.sign_test(wins, losses) == stats.sign_test(losses, wins)
+
+
+def test_sign_test_edges_and_holm():
+    assert stats.sign_test(0, 0) == 1.0
+    assert stats.sign_test(5, 0) == pytest.approx(2 / 32)
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = np.array([1, 0.5, 0, 0, 1, 0.25] * 20)
+    low, high = stats.bootstrap_mean_ci(values)
+    assert (low, high) == stats.bootstrap_mean_ci(values)
+    assert low < values.mean() < high
+
+
+def test_rrf_ties_break_by_best_component_rank_then_id():
+    assert rrf([["a", "b"], ["b", "a"]]) == [("a", 1 / 61 + 1 / 62), ("b", 1 / 61 + 1 / 62)]
+    # "z" is first in one list; "a" is 62nd in both: equal fused score 1/61, z's best rank wins
+    filler = [f"f{i:02d}" for i in range(61)]
+    ranked = rrf([["z"] + filler[:60] + ["a"], filler + ["a"]])
+    fused, order = dict(ranked), [d for d, _ in ranked]
+    assert fused["z"] == fused["a"] == 1 / 61
+    assert order.index("z") < order.index("a")
+    assert [d for d, _ in rrf([["c", "a"], ["b"]])] == ["b", "c", "a"]  # b, c tie at rank 1: id order
+
+
+def test_ranks_ndcg_and_recall_by_hand():
+    assert first_relevant_rank(["x", "y", "z"], {"z", "q"}) == 3
+    assert first_relevant_rank(["x"], {"q"}) is None
+    assert ndcg_at(["d1", "d2", "d3"], {"d2": 1, "d4": 1}, 10) == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    assert ndcg_at(["d3", "d1"], {"d1": 2, "d3": 1}, 10) == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))
+    assert ndcg_at(["d1"], {"d1": 0}, 10) == 0.0
+    assert recall_at(["d1", "d2"], {"d2": 1, "d4": 2, "d5": 0}, 100) == 0.5
+    assert collapse_to_documents(["a::1", "b::1", "a::2"], {"a::1": "a", "a::2": "a", "b::1": "b"}) == ["a", "b"]
+
+
+def _hits(rows):
+    return pd.DataFrame(rows, columns=["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank",
+                                       "depth", "holders", "citable_holders"]).astype({"hit_rank": "Int64", "citable_rank": "Int64"})
+
+
+def test_metric_table_by_hand():
+    ranks = [1, 3, None, 10]
+    hits = _hits([(f"q{i}", f"q{i}", "C", "dense", r, None, 100, 1, 1) for i, r in enumerate(ranks)])
+    table = evaluation.metric_table(hits, {"C": 1}).set_index(["metric", "k"])
+    assert table.loc[("recall", 1), "value"] == 0.25
+    assert table.loc[("recall", 4), "value"] == 0.5
+    assert table.loc[("recall", 20), "value"] == 0.75
+    assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(stats.wilson(2, 4))
+    mrr = table[table.index.get_level_values(0) == "mrr"].iloc[0]
+    assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap"
+    assert table[table.index.get_level_values(0) == "citable_recall"]["value"].eq(0).all()
+    assert table[table.index.get_level_values(0) == "answers_destroyed"]["value"].iloc[0] == 1
+
+
+def test_paired_tests_count_discordant_pairs_and_skip_absent_systems():
+    a = [1, 1, 5, None, 2]
+    b = [None, 3, 1, None, 30]
+    rows = [(f"q{i}", f"q{i}", "E", "hybrid", ra, None, 100, 1, 1) for i, ra in enumerate(a)]
+    rows += [(f"q{i}", f"q{i}", "E", "dense", rb, None, 100, 1, 1) for i, rb in enumerate(b)]
+    comparisons = [evaluation.Comparison("h vs d", ("E", "hybrid"), ("E", "dense")),
+                   evaluation.Comparison("r vs h", ("E", "rerank"), ("E", "hybrid"))]
+    table, skipped = evaluation.paired_tests(_hits(rows), comparisons, ks=(1, 4))
+    at = table.set_index("k")
+    # k=1: a hits q0,q1; b hits q2 -> +2/-1.  k=4: a hits q0,q1,q4; b hits q1,q2 -> +2/-1, one tie hit
+    assert (at.at[1, "wins"], at.at[1, "losses"], at.at[4, "wins"], at.at[4, "losses"], at.at[4, "ties_hit"]) == (2, 1, 2, 1, 1)
+    assert at.at[1, "p_value"] == stats.sign_test(2, 1)
+    assert list(table["p_holm"]) == pytest.approx(stats.holm(list(table["p_value"])))
+    assert skipped == ["r vs h: no results for E/rerank"]
