@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from rag_assets.ranking import top_k_indices
+
 
 def top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices and cosine similarities of the k nearest rows, best first.
 
     Ties in similarity break by row index, so equal inputs give equal rankings."""
     sims = matrix @ query
-    k = min(k, len(sims))
-    if k == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    part = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-    order = part[np.lexsort((part, -sims[part]))]
+    order = top_k_indices(sims, k)
     return order, sims[order]
 
 

@@ -63,7 +63,7 @@ class Embedder:
     Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
     equals squared L2 / 2 (DESIGN.md §6)."""
 
-    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 64):
+    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 32):
         self.path = Path(path) if path else model_path()
         if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
             raise FileNotFoundError(f"no sentence-transformers model in {self.path}")

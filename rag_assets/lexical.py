@@ -24,6 +24,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from rag_assets.ranking import top_k_indices
+
 _TOKEN = re.compile(r"[^\W_]+")
 VARIANTS = ("lucene", "okapi")
 
@@ -92,7 +94,7 @@ class BM25Index:
     def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Indices and scores of the k best documents; ties break by index."""
         scores = self.scores(query)
-        order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+        order = top_k_indices(scores, k)
         return order, scores[order]
 
     def save(self, path: Path) -> None:

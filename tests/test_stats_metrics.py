@@ -97,3 +97,16 @@ def test_paired_tests_count_discordant_pairs_and_skip_absent_systems():
     assert at.at[1, "p_value"] == stats.sign_test(2, 1)
     assert list(table["p_holm"]) == pytest.approx(stats.holm(list(table["p_value"])))
     assert skipped == ["r vs h: no results for E/rerank"]
+
+
+def test_top_k_keeps_index_order_among_ties_even_at_the_cut():
+    from rag_assets.ranking import top_k_indices
+
+    scores = np.array([0.5, 0.9, 0.5, 0.1, 0.9, 0.5, 0.0])
+    assert top_k_indices(scores, 4).tolist() == [1, 4, 0, 2]
+    assert top_k_indices(scores, 10).tolist() == [1, 4, 0, 2, 5, 3, 6]
+    assert top_k_indices(np.zeros(5), 2).tolist() == [0, 1]
+    assert top_k_indices(np.zeros(0), 3).tolist() == []
+    rng = np.random.default_rng(3)
+    many = rng.integers(0, 20, size=5000).astype(float)
+    assert top_k_indices(many, 100).tolist() == np.lexsort((np.arange(5000), -many))[:100].tolist()

@@ -55,7 +55,7 @@ class EmbedderResource(ConfigurableResource):
 
     model_path: str = ""
     model_name: str = MODEL_NAME
-    batch_size: int = 64
+    batch_size: int = 32
 
     def load(self) -> Embedder:
         return _embedder(self.model_path, self.model_name, self.batch_size)
