@@ -168,14 +168,16 @@ def _ranges(text: str, strategy: Strategy, marks: list[Heading]) -> list[tuple[s
             for a, b in boundary_ranges(text, span, strategy.target)
         ]
     if strategy.cut == "document":
-        title = next((h for h in marks if h.level == 1), None)
-        r = _trimmed(text, title.end if title and title.start == _first_nonblank(text) else 0, len(text))
+        title = _leading_title(text, marks)
+        r = _trimmed(text, title.end if title else 0, len(text))
         return [("", *r)] if r else []
     raise ValueError(f"strategy {strategy.id}: unknown cut {strategy.cut!r}")
 
 
-def _first_nonblank(text: str) -> int:
-    return len(text) - len(text.lstrip())
+def _leading_title(text: str, marks: list[Heading]) -> Heading | None:
+    """The `# ` line a document opens with, if it opens with one."""
+    first = marks[0] if marks else None
+    return first if first and first.level == 1 and first.start == len(text) - len(text.lstrip()) else None
 
 
 def _joiner(text: str, prev_end: int, start: int) -> str:
@@ -203,7 +205,8 @@ def chunk_document(document_id: str, title: str, text: str, strategy: Strategy) 
             prev = chunks[-1]
             overlap = prev.content[-strategy.overlap :] + _joiner(text, prev.end, start)
         header = _header(strategy, title, section)
-        body = f"{title}\n{content}" if strategy.cut == "document" else content
+        titled = strategy.cut == "document" and _leading_title(text, marks) is not None
+        body = f"{title}\n{content}" if titled else content
         chunks.append(
             Chunk(
                 chunk_id=f"{document_id}::{strategy.id}-{position:04d}",

@@ -100,6 +100,14 @@ def cmd_import_squad(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_beir(args: argparse.Namespace) -> int:
+    from rag_assets.beir import import_beir
+
+    counts = import_beir(Path(args.folder), Path(args.out), args.split)
+    print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -126,6 +134,11 @@ def parser() -> argparse.ArgumentParser:
     squad.add_argument("--out", required=True)
     squad.add_argument("--extra-questions", help="native JSONL appended after the SQuAD questions")
     squad.set_defaults(func=cmd_import_squad)
+    beir = kinds.add_parser("beir", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
+    beir.add_argument("folder")
+    beir.add_argument("--out", required=True)
+    beir.add_argument("--split", default="test")
+    beir.set_defaults(func=cmd_import_beir)
     return p
 
 

@@ -2,37 +2,62 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from rag_assets import stats
-from rag_assets.metrics import KS, first_relevant_rank, needle_holders, reciprocal_rank
+from rag_assets.metrics import (
+    KS,
+    collapse_to_documents,
+    first_relevant_rank,
+    ndcg_at,
+    needle_holders,
+    recall_at,
+    reciprocal_rank,
+)
 
 HIT_COLUMNS = ["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank", "depth",
-               "holders", "citable_holders"]
+               "holders", "citable_holders", "ndcg_10", "recall_100"]
 METRIC_COLUMNS = ["strategy", "retriever", "metric", "k", "value", "ci_low", "ci_high", "ci_method", "successes", "n_queries"]
 
 
 def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: pd.DataFrame) -> pd.DataFrame:
-    """One row per answerable query x strategy x retriever: rank of the first (citable) hit."""
+    """One row per answerable query x strategy x retriever: rank of the first (citable) hit.
+
+    Needle questions: a hit holds the whole needle. Document-level questions (`relevant`):
+    a hit is any chunk of a relevant document, and the ranking collapsed to documents by
+    best rank gives nDCG@10 and Recall@100 as trec_eval computes them."""
     answerable = truth[truth["kind"] == "answerable"].set_index("query_id")
     rows = []
     for strategy, group in runs[runs["query_id"].isin(answerable.index)].groupby("strategy", sort=True):
-        holders = needle_holders(chunk_sets[strategy], truth)
+        chunks = chunk_sets[strategy]
+        holders = needle_holders(chunks, truth)
+        document_of = dict(zip(chunks["chunk_id"], chunks["document_id"]))
+        chunks_of = chunks.groupby("document_id")["chunk_id"].apply(set).to_dict()
         for r in group.itertuples():
-            qid = answerable.at[r.query_id, "question_id"]
-            in_text, in_content = holders[qid]
+            q = answerable.loc[r.query_id]
+            ndcg = recall100 = np.nan
+            if isinstance(q.relevant, str):
+                qrels = json.loads(q.relevant)
+                in_text = in_content = set().union(*(chunks_of.get(d, set()) for d, g in qrels.items() if g > 0))
+                ranked_documents = collapse_to_documents(r.chunk_ids, document_of)
+                ndcg, recall100 = ndcg_at(ranked_documents, qrels, 10), recall_at(ranked_documents, qrels, 100)
+            else:
+                in_text, in_content = holders[q.question_id]
             rows.append({
-                "query_id": r.query_id, "question_id": qid, "strategy": strategy, "retriever": r.retriever,
+                "query_id": r.query_id, "question_id": q.question_id, "strategy": strategy, "retriever": r.retriever,
                 "hit_rank": first_relevant_rank(r.chunk_ids, in_text),
                 "citable_rank": first_relevant_rank(r.chunk_ids, in_content),
                 "depth": len(r.chunk_ids), "holders": len(in_text), "citable_holders": len(in_content),
+                "ndcg_10": ndcg, "recall_100": recall100,
             })
     frame = pd.DataFrame(rows, columns=HIT_COLUMNS)
     return frame.astype({"hit_rank": "Int64", "citable_rank": "Int64", "depth": "int64",
-                         "holders": "int64", "citable_holders": "int64"}).sort_values(
+                         "holders": "int64", "citable_holders": "int64",
+                         "ndcg_10": "float64", "recall_100": "float64"}).sort_values(
         ["strategy", "retriever", "query_id"], ignore_index=True
     )
 
@@ -61,6 +86,13 @@ def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
         for prefix, column in (("", "hit_rank"), ("citable_", "citable_rank")):
             for r in _recall_rows(group[column], prefix):
                 rows.append({"strategy": strategy, "retriever": retriever, **r, "n_queries": n})
+        for metric, k in (("ndcg", 10), ("doc_recall", 100)):  # document-level questions only
+            values = group[f"{'ndcg_10' if metric == 'ndcg' else 'recall_100'}"].dropna().to_numpy()
+            if len(values):
+                low, high = stats.bootstrap_mean_ci(values)
+                rows.append({"strategy": strategy, "retriever": retriever, "metric": metric, "k": k,
+                             "value": float(values.mean()), "ci_low": low, "ci_high": high,
+                             "ci_method": "bootstrap", "successes": None, "n_queries": len(values)})
         rows.append({"strategy": strategy, "retriever": retriever, "metric": "answers_destroyed", "k": None,
                      "value": float(destroyed.get(strategy, 0)), "ci_low": None, "ci_high": None,
                      "ci_method": None, "successes": None, "n_queries": n})

@@ -2,8 +2,9 @@
 
 A needle is a short verbatim sentence of the corpus that answers its question. It must
 occur exactly once in the corpus and never in a heading: a chunker that copies headings
-into chunks would otherwise score hits for free. A question that fails is dropped with
-its reason, never silently.
+into chunks would otherwise score hits for free. Document-level data sets (BEIR) give
+graded `relevant` documents instead. A question that fails is dropped with its reason,
+never silently.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rag_assets.corpus import headings
 KINDS = ("answerable", "unanswerable", "out_of_domain")
 GROUND_TRUTH_COLUMNS = [
     "query_id", "question_id", "phrasing", "query", "needle", "kind", "answers",
-    "document_id", "needle_start",
+    "document_id", "needle_start", "relevant",
 ]
 REJECT_COLUMNS = ["question_id", "kind", "reason"]
 
@@ -79,10 +80,15 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
         return f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}"
     if not isinstance(phrasings, list) or not phrasings or not all(isinstance(p, str) and p.strip() for p in phrasings):
         return "`phrasings` must be a non-empty list of non-empty strings"
-    if kind == "answerable" and (not isinstance(needle, str) or not needle.strip()):
-        return "answerable question without a `needle`"
-    if kind != "answerable" and needle not in (None, ""):
-        return f"{kind} questions must not carry a needle"
+    relevant = record.get("relevant")
+    if relevant is not None and not (
+        isinstance(relevant, dict) and relevant and all(isinstance(g, int) and not isinstance(g, bool) for g in relevant.values())
+    ):
+        return "`relevant` must map document paths to integer grades"
+    if kind == "answerable" and not relevant and (not isinstance(needle, str) or not needle.strip()):
+        return "answerable question without a `needle` (or document-level `relevant`)"
+    if kind != "answerable" and (needle not in (None, "") or relevant):
+        return f"{kind} questions must not carry a needle or relevant documents"
     return None
 
 
@@ -92,6 +98,7 @@ class NeedleIndex:
     def __init__(self, documents: pd.DataFrame):
         docs = documents[documents["status"] == "ok"]
         self.texts = dict(zip(docs["document_id"], docs["text"]))
+        self.ids_by_path = dict(zip(docs["path"], docs["document_id"]))
         self.heading_spans = {d: headings(t) for d, t in self.texts.items()}
         self.heading_texts = {h.title for hs in self.heading_spans.values() for h in hs} | set(docs["title"])
 
@@ -119,10 +126,16 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
     for record in records:
         reason = _shape_error(record, seen)
         qid, kind = record.get("id"), record.get("kind")
-        location = (None, None)
-        if reason is None and kind == "answerable":
+        location, relevant = (None, None), None
+        if reason is None and record.get("needle"):
             reason, found = index.locate(record["needle"])
             location = found or location
+        if reason is None and record.get("relevant"):
+            missing = [p for p in record["relevant"] if p not in index.ids_by_path]
+            if missing:
+                reason = f"{len(missing)} relevant documents are not in the corpus (e.g. {missing[0]!r})"
+            else:
+                relevant = json.dumps({index.ids_by_path[p]: g for p, g in sorted(record["relevant"].items())})
         if reason is not None:
             rejects.append({"question_id": qid if isinstance(qid, str) else None, "kind": kind, "reason": reason})
             continue
@@ -132,7 +145,7 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
                 "query_id": f"{qid}#{i}", "question_id": qid, "phrasing": i, "query": phrasing.strip(),
                 "needle": record.get("needle") or None, "kind": kind,
                 "answers": [str(a) for a in record.get("answers") or []],
-                "document_id": location[0], "needle_start": location[1],
+                "document_id": location[0], "needle_start": location[1], "relevant": relevant,
             })
     truth = pd.DataFrame(rows, columns=GROUND_TRUTH_COLUMNS).astype({"phrasing": "int64", "needle_start": "Int64"})
     return truth, pd.DataFrame(rejects, columns=REJECT_COLUMNS)
@@ -143,7 +156,8 @@ def needle_problems(truth: pd.DataFrame, documents: pd.DataFrame) -> list[dict]:
     occur exactly once, outside headings, where the table says it does."""
     index = NeedleIndex(documents)
     problems = []
-    for q in truth[truth["kind"] == "answerable"].drop_duplicates("question_id").itertuples():
+    needles = truth[(truth["kind"] == "answerable") & truth["needle"].notna()]
+    for q in needles.drop_duplicates("question_id").itertuples():
         reason, found = index.locate(q.needle)
         if reason is None and found != (q.document_id, q.needle_start):
             reason = f"needle found at {found}, table says ({q.document_id}, {q.needle_start})"
@@ -169,5 +183,5 @@ def sample(truth: pd.DataFrame, spec: Sample) -> pd.DataFrame:
 
 def ground_truth_hash(truth: pd.DataFrame) -> str:
     """Identity of a ground-truth table, for provenance next to every result."""
-    payload = truth[["query_id", "query", "needle", "kind"]].to_json(orient="records")
+    payload = truth[["query_id", "query", "needle", "kind", "relevant"]].to_json(orient="records")
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -61,7 +61,7 @@ def needle_holders(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict[str, tuple
 
     A validated needle occurs once in the corpus, in its question's document, and never
     in a heading, so only that document's chunks can hold it."""
-    answerable = truth[truth["kind"] == "answerable"].drop_duplicates("question_id")
+    answerable = truth[(truth["kind"] == "answerable") & truth["needle"].notna()].drop_duplicates("question_id")
     by_doc = {d: g for d, g in chunks.groupby("document_id")}
     holders = {}
     for q in answerable.itertuples():

@@ -43,8 +43,8 @@ def test_shape_errors_duplicates_and_repeated_needles_are_rejected(tiny_dataset,
     assert reasons[0][0] == "a" and "it must occur exactly once" in reasons[0][1]
     assert reasons[1] == ("b", "`phrasings` must be a non-empty list of non-empty strings")
     assert reasons[2][0] == "c" and "`kind` must be one of" in reasons[2][1]
-    assert reasons[3] == ("d", "out_of_domain questions must not carry a needle")
-    assert reasons[4] == ("e", "answerable question without a `needle`")
+    assert reasons[3] == ("d", "out_of_domain questions must not carry a needle or relevant documents")
+    assert reasons[4] == ("e", "answerable question without a `needle` (or document-level `relevant`)")
     assert reasons[5] == ("f", "duplicate `id`")
     assert truth["question_id"].tolist() == ["f"]
 

@@ -65,8 +65,10 @@ def test_ranks_ndcg_and_recall_by_hand():
 
 
 def _hits(rows):
-    return pd.DataFrame(rows, columns=["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank",
-                                       "depth", "holders", "citable_holders"]).astype({"hit_rank": "Int64", "citable_rank": "Int64"})
+    frame = pd.DataFrame(rows, columns=["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank",
+                                        "depth", "holders", "citable_holders"])
+    frame["ndcg_10"] = frame["recall_100"] = np.nan
+    return frame.astype({"hit_rank": "Int64", "citable_rank": "Int64"})
 
 
 def test_metric_table_by_hand():
