@@ -96,3 +96,25 @@ class Embedder:
             convert_to_numpy=True, show_progress_bar=progress,
         )
         return vectors.astype(np.float32, copy=False)
+
+
+class IdentityMismatch(ValueError):
+    """An index whose vectors do not all come from the model the queries use."""
+
+
+def require_identity(stamped, expected: str, what: str) -> None:
+    """Refuse a half-migrated index, or one built by another model than `expected`.
+
+    Vectors of two models are points in different spaces: searching across them returns
+    confident nonsense, so this is an error, never a warning."""
+    identities = sorted(set(stamped))
+    if len(identities) > 1:
+        raise IdentityMismatch(
+            f"{what} mixes vectors of {len(identities)} models ({', '.join(identities)}): a half-migrated index "
+            f"is refused; rematerialise it with {expected}"
+        )
+    if identities and identities[0] != expected:
+        raise IdentityMismatch(
+            f"{what} was built with {identities[0]} but queries are embedded with {expected}; rematerialise it "
+            "with the query model, or query with the model that built it"
+        )

@@ -11,6 +11,7 @@ from rag_assets import chunking, corpus, evaluation, report
 from rag_assets import ground_truth as gt
 from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
+from rag_assets.embedding import require_identity
 from rag_assets.lexical import BM25Index
 from rag_assets.rerank import find_cross_encoder
 from rag_assets.retrieval import ChunkIndex, run_queries
@@ -45,10 +46,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     context.log.info(f"reranker: {rerank_status}")
     frames = []
     for strategy in sorted(set(chunk_sets) & set(embeddings)):
-        stamped = set(embeddings[strategy]["model_id"])
-        if stamped != {model.identity}:
-            raise ValueError(f"strategy {strategy}: embeddings carry {sorted(stamped)}, queries use {model.identity}; "
-                             "rematerialise its embeddings")
+        require_identity(embeddings[strategy]["model_id"], model.identity, f"embeddings[{strategy}]")
         index = ChunkIndex(strategy, chunk_sets[strategy]["chunk_id"].tolist(), chunk_sets[strategy]["text"].tolist(),
                            vectors_of(embeddings[strategy]), BM25Index.load(bm25_path(data_dir, strategy)))
         frames.append(run_queries(index, queries, query_vectors, encode_ms, reranker))

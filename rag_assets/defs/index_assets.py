@@ -1,9 +1,11 @@
 """embeddings and bm25_index, one partition per strategy: thin wrappers over the core."""
 
+
 import time
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 from dagster import (
     AssetCheckResult,
     AssetCheckSpec,
@@ -18,6 +20,7 @@ from rag_assets import dense
 from rag_assets.defs.chunk_assets import strategy_partitions
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.embedding import PIPELINE_VERSION, wordpiece_counts
+from rag_assets.embedding_cache import EmbeddingCache
 from rag_assets.lexical import BM25Index
 
 UNIT_TOLERANCE = 1e-5
@@ -48,13 +51,21 @@ def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
         AssetCheckSpec("single_model_identity", asset="embeddings"),
     ],
 )
-def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, chunk_sets: pd.DataFrame):
-    """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity."""
+def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_dir: DataDirResource,
+               chunk_sets: pd.DataFrame):
+    """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity.
+
+    Only texts the cache (model identity x text hash) lacks are encoded."""
     model = embedder.load()
     texts = chunk_sets["text"].tolist()
-    t0 = time.perf_counter()
-    vectors = model.encode(texts, progress=True)
-    seconds = time.perf_counter() - t0
+    cache = EmbeddingCache(data_dir.path("cache", "embeddings"), model)
+    with tqdm(desc=f"embeddings[{context.partition_key}]", unit="chunk", leave=False) as bar:
+        def progress(done, total):
+            bar.total = total
+            bar.update(done - bar.n)
+
+        vectors, stats = cache.encode(texts, progress)
+    context.log.info(f"{stats.encoded} texts encoded, {stats.hits} from the cache ({stats.hit_rate:.0%})")
     truncated = int((wordpiece_counts(texts) > model.window).sum()) if texts else 0
     frame = embedding_frame(chunk_sets, vectors, model.identity)
     norm_err = dense.norm_error(vectors)
@@ -63,7 +74,10 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, chunk
         "model_id": model.identity,
         "dim": model.dim,
         "chunks": len(texts),
-        "chunks_per_second": MetadataValue.float(len(texts) / seconds if seconds else 0.0),
+        "encoded": stats.encoded,
+        "cache_hits": stats.hits,
+        "cache_hit_rate": MetadataValue.float(stats.hit_rate),
+        "chunks_per_second": MetadataValue.float(stats.encoded / stats.seconds if stats.encoded else 0.0),
         "truncated_share": MetadataValue.float(truncated / len(texts) if texts else 0.0),
         "truncated_chunks": truncated,
         "encoder_window": model.window,
