@@ -1,6 +1,5 @@
 """embeddings and bm25_index, one partition per strategy: thin wrappers over the core."""
 
-
 import time
 
 import numpy as np

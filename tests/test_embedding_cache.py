@@ -1,0 +1,90 @@
+"""The embedding cache: only new texts are encoded, a model switch re-encodes everything,
+and a run killed mid-way loses no finished batch."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from rag_assets.embedding import Embedder, IdentityMismatch, require_identity
+from rag_assets.embedding_cache import EmbeddingCache
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return Embedder()
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is asked to encode."""
+
+    def __init__(self, inner, identity=None):
+        self.inner, self.identity, self.encoded = inner, identity or inner.identity, 0
+        self.dim = inner.dim
+
+    def encode(self, texts, progress=False):
+        self.encoded += len(texts)
+        return self.inner.encode(texts)
+
+
+def test_only_new_texts_are_encoded_and_a_new_model_starts_over(tmp_path, embedder):
+    texts = [f"Sentence number {i} about pumps and valves." for i in range(40)]
+    counting = CountingEmbedder(embedder)
+    first, stats = EmbeddingCache(tmp_path, counting, flush_every=16).encode(texts + texts[:5])
+    assert (stats.unique, stats.hits, stats.encoded, counting.encoded) == (40, 0, 40, 40)
+    assert np.allclose(first, embedder.encode(texts + texts[:5]), atol=1e-5)
+    edited = texts[:39] + ["A brand new sentence."]
+    again, stats = EmbeddingCache(tmp_path, counting, flush_every=16).encode(edited)
+    assert (stats.hits, stats.encoded, counting.encoded) == (39, 1, 41) and stats.hit_rate == 39 / 40
+    assert np.array_equal(again[:39], first[:39])
+    other = CountingEmbedder(embedder, identity="another-model@sha256:0")
+    _, stats = EmbeddingCache(tmp_path, other).encode(edited)
+    assert stats.encoded == 40 and other.encoded == 40
+    assert len(list(tmp_path.iterdir())) == 2  # one folder per model identity
+
+
+def test_identity_checks_name_both_models():
+    require_identity(["m@1", "m@1"], "m@1", "embeddings[C]")
+    with pytest.raises(IdentityMismatch, match=r"embeddings\[C\] mixes vectors of 2 models \(m@1, m@2\)"):
+        require_identity(["m@1", "m@2"], "m@1", "embeddings[C]")
+    with pytest.raises(IdentityMismatch, match="built with m@2 but queries are embedded with m@1"):
+        require_identity(["m@2"], "m@1", "embeddings[C]")
+
+
+def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
+    """SIGKILL the whole `rag-assets run` once the first embedding batches are on disk; the
+    rerun reuses them and gives the table an uninterrupted run gives."""
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    cmd = [sys.executable, "-m", "rag_assets.cli", "run", "--strategies", "A"]  # 641 chunks: 3 batches of 256
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(cmd + ["--data-dir", str(killed)], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shards = lambda: list((killed / "cache" / "embeddings").glob("*/shard-*.parquet"))  # noqa: E731
+    deadline = time.time() + 240
+    while not shards() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(shards())
+    assert 1 <= done_before < 3 and not (killed / "assets" / "embeddings" / "A.parquet").exists()
+    assert not list(killed.rglob("*.tmp*"))  # no half-written file took the place of a real one
+
+    resumed = subprocess.run(cmd + ["--data-dir", str(killed)], env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    with DagsterInstance.from_config(str(killed / "dagster_home")) as instance:
+        record = instance.fetch_materializations(AssetKey("embeddings"), limit=1).records[0]
+        meta = {k: v.value for k, v in record.asset_materialization.metadata.items()}
+    assert (meta["cache_hits"], meta["encoded"]) == (256 * done_before, 641 - 256 * done_before)
+    clean = tmp_path / "clean"
+    assert subprocess.run(cmd + ["--data-dir", str(clean)], env=env, capture_output=True).returncode == 0
+    a = pd.read_parquet(killed / "assets" / "embeddings" / "A.parquet")
+    b = pd.read_parquet(clean / "assets" / "embeddings" / "A.parquet")
+    assert a.drop(columns="embedding").equals(b.drop(columns="embedding"))
+    assert np.allclose(np.stack(a["embedding"]), np.stack(b["embedding"]), atol=1e-6)
