@@ -134,6 +134,15 @@ SIGNIFICANCE_COLUMNS = ["comparison", "a", "b", "k", "wins", "losses", "ties_hit
                         "recall_a", "recall_b", "p_value", "p_holm", "n_queries"]
 
 
+def paired_at(a: pd.Series, b: pd.Series, k: int) -> dict:
+    """a against b at k, on aligned per-query first-hit ranks (NA = no hit): wins, losses,
+    ties, both recalls, and the exact sign test on the discordant pairs."""
+    ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
+    wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
+    return {"wins": wins, "losses": losses, "ties_hit": int((ha & hb).sum()), "ties_miss": int((~ha & ~hb).sum()),
+            "recall_a": float(ha.mean()), "recall_b": float(hb.mean()), "p_value": stats.sign_test(wins, losses)}
+
+
 def paired_tests(hits: pd.DataFrame, comparisons: list[Comparison], ks=KS) -> tuple[pd.DataFrame, list[str]]:
     """Exact sign tests on the same queries, Holm-adjusted across the whole table.
 
@@ -148,14 +157,8 @@ def paired_tests(hits: pd.DataFrame, comparisons: list[Comparison], ks=KS) -> tu
         a = keyed.loc[c.a].set_index("query_id")["hit_rank"]
         b = keyed.loc[c.b].set_index("query_id")["hit_rank"].reindex(a.index)
         for k in ks:
-            ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
-            wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
-            rows.append({
-                "comparison": c.label, "a": "/".join(c.a), "b": "/".join(c.b), "k": k,
-                "wins": wins, "losses": losses, "ties_hit": int((ha & hb).sum()), "ties_miss": int((~ha & ~hb).sum()),
-                "recall_a": float(ha.mean()), "recall_b": float(hb.mean()),
-                "p_value": stats.sign_test(wins, losses), "n_queries": len(a),
-            })
+            rows.append({"comparison": c.label, "a": "/".join(c.a), "b": "/".join(c.b), "k": k,
+                         **paired_at(a, b, k), "n_queries": len(a)})
     table = pd.DataFrame(rows, columns=SIGNIFICANCE_COLUMNS)
     table["p_holm"] = stats.holm(table["p_value"].tolist()) if len(table) else []
     return table, skipped

@@ -39,6 +39,12 @@ EXPECTED = {
     "significance_report": {
         "group": "evaluation", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
     },
+    "evaluation_history": {
+        "group": "nightly", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
+    },
+    "regression_report": {
+        "group": "nightly", "deps": ["evaluation_history"], "partitions": None, "checks": ["no_significant_regression"],
+    },
 }
 
 
@@ -62,6 +68,7 @@ def graph_spec(definitions: Definitions) -> dict:
 def test_asset_graph_is_pinned():
     Definitions.validate_loadable(defs)
     assert graph_spec(defs) == EXPECTED
+    assert [s.name for s in defs.schedules] == ["nightly_evaluation_0200_utc"]
     assert EXPECTED["chunk_sets"]["partitions"] == list(STRATEGIES)
 
 
@@ -71,5 +78,6 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
         ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
         ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
-        ("downstream of partitions", ["retrieval_runs", "query_hits", "evaluation_tables", "significance_report"], None),
+        ("downstream of partitions", ["retrieval_runs", "query_hits", "evaluation_tables", "evaluation_history",
+                                      "significance_report", "regression_report"], None),
     ]

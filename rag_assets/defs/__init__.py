@@ -10,6 +10,12 @@ from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
 from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs, significance_report
 from rag_assets.defs.index_assets import bm25_index, embeddings
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
+from rag_assets.defs.nightly import (
+    evaluation_history,
+    nightly_evaluation_job,
+    nightly_evaluation_schedule,
+    regression_report,
+)
 from rag_assets.defs.resources import (
     DataDirResource,
     DatasetResource,
@@ -21,7 +27,7 @@ from rag_assets.defs.resources import (
 
 ASSETS = [
     corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index,
-    retrieval_runs, query_hits, evaluation_tables, significance_report,
+    retrieval_runs, query_hits, evaluation_tables, significance_report, evaluation_history, regression_report,
 ]
 
 
@@ -32,6 +38,8 @@ def build_definitions(
     data_dir = Path(data_dir or data_dir_from_env())
     return Definitions(
         assets=ASSETS,
+        jobs=[nightly_evaluation_job],
+        schedules=[nightly_evaluation_schedule],
         resources={
             "io_manager": ParquetIOManagerFactory(base_path=str(data_dir / "assets")),
             "dataset": DatasetResource(root=str(dataset_dir or dataset_from_env()), full_ground_truth=full_ground_truth),

@@ -1,0 +1,41 @@
+"""evaluation_history: every evaluation's per-query hits with full provenance, appended as
+Parquet files partitioned by date (`date=YYYY-MM-DD/<time>-<run>.parquet`)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+PROVENANCE = ["corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25", "code_version"]
+
+
+def append(folder: Path, hits: pd.DataFrame, provenance: dict, run_id: str, when: datetime | None = None) -> Path:
+    """Write one entry atomically (temporary file renamed into place) and return its path."""
+    when = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    entry = hits.copy()
+    for key in PROVENANCE:
+        entry[key] = provenance[key]
+    entry["run_id"] = run_id
+    entry["evaluated_at"] = when.isoformat()
+    path = Path(folder) / f"date={when:%Y-%m-%d}" / f"{when:%H%M%S%f}-{run_id[:8]}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    entry.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def entries(folder: Path) -> list[Path]:
+    """All entries, oldest first (file names sort by date, then time)."""
+    return sorted(Path(folder).glob("date=*/*.parquet"), key=lambda p: (p.parent.name, p.name))
+
+
+def provenance_of(entry: pd.DataFrame) -> dict:
+    return {key: entry[key].iloc[0] for key in PROVENANCE} if len(entry) else {}
+
+
+def label(path: Path) -> str:
+    return f"{path.parent.name.removeprefix('date=')} {path.stem}"

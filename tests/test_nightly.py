@@ -1,0 +1,81 @@
+"""Nightly evaluation: the schedule's tick, the history, and the regression comparison."""
+
+from datetime import datetime, timezone
+
+import pandas as pd
+from dagster import AssetKey, DagsterInstance, build_schedule_context, instance_for_test
+
+from rag_assets import history, regression
+from rag_assets.cli import main
+from rag_assets.defs import defs
+
+INPUTS = {"corpus_hash": "c1", "model_id": "m1", "chunker": "{}", "ground_truth_hash": "g1", "bm25": "{}"}
+
+
+def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
+    schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
+    assert schedule.cron_schedule == "0 2 * * *" and schedule.execution_timezone == "UTC"
+    assert schedule.default_status.value == "RUNNING"
+    with instance_for_test() as instance:
+        context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc))
+        result = schedule.evaluate_tick(context)
+    assert len(result.run_requests) == 1
+    job = defs.resolve_job_def(schedule.job_name)
+    selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
+    assert selected == {"retrieval_runs", "query_hits", "evaluation_tables", "significance_report",
+                        "evaluation_history", "regression_report"}
+
+
+def _hits(ranks, strategy="C", retriever="dense"):
+    return pd.DataFrame({"query_id": [f"q{i}" for i in range(len(ranks))], "strategy": strategy,
+                         "retriever": retriever, "hit_rank": pd.array(ranks, dtype="Int64")})
+
+
+def test_a_significant_loss_is_flagged_and_noise_is_not():
+    before = _hits([1] * 30 + [None] * 10)
+    worse = _hits([None] * 20 + [1] * 10 + [None] * 10)
+    result = regression.compare(worse, before, INPUTS, INPUTS)
+    at1 = result.table.set_index("k").loc[1]
+    assert (at1["wins"], at1["losses"]) == (0, 20) and at1["significant_loss"]
+    assert set(result.losses["k"]) == {1, 4, 8, 20}
+    noisy = _hits([1] * 29 + [None] * 10 + [1])
+    assert regression.compare(noisy, before, INPUTS, INPUTS).losses.empty
+    assert "Significant losses: C/dense at R@1 (+0/−20" in regression.render(result, "now", "before")
+
+
+def test_different_inputs_are_named_not_compared():
+    changed = {**INPUTS, "model_id": "m2", "ground_truth_hash": "g2"}
+    result = regression.compare(_hits([1]), _hits([None]), changed, INPUTS)
+    assert not result.compared and result.changed_inputs == ["model", "questions"] and result.losses.empty
+    assert "Not compared: the inputs differ (model, questions changed)" in regression.render(result, "now", "before")
+
+
+def test_history_entries_are_dated_ordered_and_carry_provenance(tmp_path):
+    hits = _hits([1, None])
+    first = history.append(tmp_path, hits, {**INPUTS, "code_version": "v"}, "run-aaaaaaaa", datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc))
+    second = history.append(tmp_path, hits, {**INPUTS, "code_version": "v"}, "run-bbbbbbbb", datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc))
+    assert history.entries(tmp_path) == [first, second]
+    assert first.parent.name == "date=2026-11-30"
+    entry = pd.read_parquet(second)
+    assert history.provenance_of(entry) == {**INPUTS, "code_version": "v"}
+    assert entry["run_id"].unique().tolist() == ["run-bbbbbbbb"]
+
+
+def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path, monkeypatch):
+    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
+        monkeypatch.setenv(var, "unset")
+    data_dir = tmp_path / "data"
+    args = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C"]
+    assert main(args) == 0 and main(args) == 0
+    report = (data_dir / "reports" / "regression_report.md").read_text()
+    assert "No significant loss." in report and "| C | dense | 1 |" in report
+    questions = tiny_dataset / "questions.jsonl"
+    lines = questions.read_text().splitlines()
+    questions.write_text("\n".join(line for line in lines if "q-filter" not in line) + "\n")
+    assert main(args) == 0
+    report = (data_dir / "reports" / "regression_report.md").read_text()
+    assert "Not compared: the inputs differ (questions changed)" in report
+    assert len(history.entries(data_dir / "assets" / "evaluation_history")) == 3
+    with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
+        record = instance.fetch_materializations(AssetKey("regression_report"), limit=1).records[0]
+        assert record.asset_materialization.metadata["changed_inputs"].value == ["questions"]
