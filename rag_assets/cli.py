@@ -57,6 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rag_assets.defs import build_definitions
     from rag_assets.defs.plan import materialization_steps
     from rag_assets.defs.run_report import RunReport
+    from rag_assets.defs.sources import record_source_versions
 
     defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth)
     job = defs.resolve_implicit_global_asset_job_def()
@@ -65,6 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     print(f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})")
     with DagsterInstance.get() as instance:
+        changed = record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
         for i, step in enumerate(steps, start=1):
             names = ", ".join(k.to_user_string() for k in step.keys)
             print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)

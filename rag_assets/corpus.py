@@ -90,8 +90,8 @@ def load_document(path: Path, relative_path: str) -> dict:
     return {**row, "text": text, "title": title_of(text, row["title"]), "status": "ok", "error": None}
 
 
-def snapshot(documents_dir: Path) -> pd.DataFrame:
-    """Every regular, non-hidden file under `documents_dir`, sorted by path, as one row each."""
+def document_files(documents_dir: Path) -> list[tuple[Path, str]]:
+    """(path, relative POSIX path) of every regular, non-hidden file, sorted."""
     documents_dir = Path(documents_dir)
     if not documents_dir.is_dir():
         raise FileNotFoundError(f"documents folder not found: {documents_dir}")
@@ -99,12 +99,36 @@ def snapshot(documents_dir: Path) -> pd.DataFrame:
         p for p in documents_dir.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(documents_dir).parts)
     )
-    rows = [load_document(p, p.relative_to(documents_dir).as_posix()) for p in files]
+    return [(p, p.relative_to(documents_dir).as_posix()) for p in files]
+
+
+def snapshot(documents_dir: Path) -> pd.DataFrame:
+    """Every regular, non-hidden file under `documents_dir`, sorted by path, as one row each."""
+    rows = [load_document(p, rel) for p, rel in document_files(documents_dir)]
     frame = pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS)
     return frame.astype({"bytes": "Int64"})
 
 
-def corpus_hash(frame: pd.DataFrame) -> str:
-    """Content hash of a snapshot: paths, file hashes and extractor versions, order-independent."""
-    keys = sorted(f"{r.path}\t{r.sha256}\t{r.extractor}\t{r.extractor_version}" for r in frame.itertuples())
+def _content_hash(entries) -> str:
+    keys = sorted("\t".join(str(x) for x in entry) for entry in entries)
     return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+
+def corpus_hash(frame: pd.DataFrame) -> str:
+    """Content hash of a snapshot: paths, file hashes and extractors, order-independent."""
+    return _content_hash((r.path, r.sha256, r.extractor, r.extractor_version) for r in frame.itertuples())
+
+
+def folder_hash(documents_dir: Path) -> str:
+    """The same hash computed from the folder without extracting anything: the data
+    version of the corpus source, cheap enough to take on every sensor tick."""
+    def sha(path: Path) -> str | None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return None
+
+    return _content_hash(
+        (rel, sha(p), *EXTRACTORS.get(p.suffix.lower(), (None, None))) for p, rel in document_files(documents_dir)
+    )
+

@@ -7,18 +7,21 @@ from rag_assets.defs import defs
 from rag_assets.defs.plan import materialization_steps
 
 EXPECTED = {
-    "corpus_snapshot": {"group": "corpus", "deps": [], "partitions": None, "checks": ["document_ids_unique"]},
+    "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
+    "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
+    "chunker_settings": {"group": "sources", "deps": [], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"], "checks": []},
+    "corpus_snapshot": {"group": "corpus", "deps": ["corpus_files"], "partitions": None, "checks": ["document_ids_unique"]},
     "ground_truth": {
         "group": "corpus", "deps": ["corpus_snapshot"], "partitions": None,
         "checks": ["needles_unique_outside_headings"],
     },
     "chunk_sets": {
-        "group": "chunking", "deps": ["corpus_snapshot", "ground_truth"],
+        "group": "chunking", "deps": ["chunker_settings", "corpus_snapshot", "ground_truth"],
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": ["chunk_ids_unique", "offsets_slice_back"],
     },
     "embeddings": {
-        "group": "indexing", "deps": ["chunk_sets"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "group": "indexing", "deps": ["chunk_sets", "embedding_model"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": ["single_model_identity", "unit_norm_and_distance_identity"],
     },
     "bm25_index": {
@@ -33,8 +36,7 @@ EXPECTED = {
         "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
     },
     "evaluation_tables": {
-        "group": "evaluation", "deps": ["corpus_snapshot", "ground_truth", "query_hits", "retrieval_runs"],
-        "partitions": None, "checks": [],
+        "group": "evaluation", "deps": ["query_hits", "retrieval_runs"], "partitions": None, "checks": [],
     },
     "significance_report": {
         "group": "evaluation", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
@@ -69,6 +71,8 @@ def test_asset_graph_is_pinned():
     Definitions.validate_loadable(defs)
     assert graph_spec(defs) == EXPECTED
     assert [s.name for s in defs.schedules] == ["nightly_evaluation_0200_utc"]
+    sensors = {s.name: s.default_status.value for s in defs.sensors}
+    assert sensors == {"source_versions_sensor": "RUNNING", "automation": "RUNNING"}
     assert EXPECTED["chunk_sets"]["partitions"] == list(STRATEGIES)
 
 

@@ -32,7 +32,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         checks = [e for r in results for e in r.get_asset_check_evaluations()]
-        assert len(checks) == 2 + 4 * len(STRATEGIES) and all(c.passed for c in checks)
+        assert len(checks) == 3 + 4 * len(STRATEGIES) and all(c.passed for c in checks)
 
         snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
         assert set(CONTRACT["corpus_snapshot"]) <= set(snapshot.columns)
@@ -47,7 +47,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         for strategy in STRATEGIES:
             path = data_dir / "assets" / "chunk_sets" / f"{strategy}.parquet"
             chunks = pq.read_table(path).to_pandas()
-            assert list(chunks.columns) == CHUNK_COLUMNS
+            assert list(chunks.columns) == CHUNK_COLUMNS + ["corpus_hash"]
             assert len(chunks) > 0 and (chunks["strategy"] == strategy).all()
             assert all(texts[c.document_id][c.start : c.end] == c.content for c in chunks.itertuples())
 
@@ -79,7 +79,8 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
 
 
 def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
-    """Everything but measured latencies (`*_ms` columns) is identical across two runs."""
+    """Everything but measured latencies (`*_ms` columns) and the history log (one entry per run,
+    named by time and run id) is identical across two runs."""
     tables = []
     for run in ("one", "two"):
         data_dir = tmp_path / run
@@ -87,7 +88,7 @@ def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
             _materialize_all(build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset), instance)
         tables.append({
             p.relative_to(data_dir): pd.read_parquet(p).filter(regex=r"^(?!.*_ms$)")
-            for p in sorted((data_dir / "assets").rglob("*.parquet"))
+            for p in sorted((data_dir / "assets").rglob("*.parquet")) if "evaluation_history" not in p.parts
         })
     assert tables[0].keys() == tables[1].keys()
     for key in tables[0]:

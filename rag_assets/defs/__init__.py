@@ -5,6 +5,7 @@ from pathlib import Path
 
 from dagster import Definitions
 
+from rag_assets.defs.automation import automation_sensor
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
 from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs, significance_report
@@ -16,6 +17,7 @@ from rag_assets.defs.nightly import (
     nightly_evaluation_schedule,
     regression_report,
 )
+from rag_assets.defs.sources import SOURCES, source_versions_sensor
 from rag_assets.defs.resources import (
     DataDirResource,
     DatasetResource,
@@ -32,19 +34,21 @@ ASSETS = [
 
 
 def build_definitions(
-    data_dir: Path | None = None, dataset_dir: Path | None = None, full_ground_truth: bool = False
+    data_dir: Path | None = None, dataset_dir: Path | None = None, full_ground_truth: bool = False,
+    embedder: EmbedderResource | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones)."""
     data_dir = Path(data_dir or data_dir_from_env())
     return Definitions(
-        assets=ASSETS,
+        assets=[*SOURCES, *ASSETS],
+        sensors=[source_versions_sensor, automation_sensor],
         jobs=[nightly_evaluation_job],
         schedules=[nightly_evaluation_schedule],
         resources={
             "io_manager": ParquetIOManagerFactory(base_path=str(data_dir / "assets")),
             "dataset": DatasetResource(root=str(dataset_dir or dataset_from_env()), full_ground_truth=full_ground_truth),
             "data_dir": DataDirResource(root=str(data_dir)),
-            "embedder": EmbedderResource(),
+            "embedder": embedder or EmbedderResource(),
             "retrieval": RetrievalSettings(),
         },
     )

@@ -11,13 +11,14 @@ from dagster import (
     DataVersion,
     MetadataValue,
     Output,
-    StaticPartitionsDefinition,
     asset,
 )
 
-from rag_assets import chunk_stats, chunking
+from rag_assets import chunk_stats, chunking, corpus
+from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.partitions import strategy_partitions
+from rag_assets.defs.sources import chunker_settings
 
-strategy_partitions = StaticPartitionsDefinition(list(chunking.STRATEGIES))
 
 # One code version covers every partition: any strategy's settings changing re-chunks all.
 CHUNKER_CODE_VERSION = "chunker1+" + hashlib.sha256(
@@ -43,6 +44,8 @@ def chunk_table_hash(chunks: pd.DataFrame) -> str:
     group_name="chunking",
     partitions_def=strategy_partitions,
     code_version=CHUNKER_CODE_VERSION,
+    deps=[chunker_settings],
+    automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("offsets_slice_back", asset="chunk_sets"),
         AssetCheckSpec("chunk_ids_unique", asset="chunk_sets"),
@@ -52,6 +55,7 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
     """Chunks of one strategy (DESIGN.md §5): `text` is embedded, `content` is quoted back."""
     strategy = chunking.STRATEGIES[context.partition_key]
     chunks = chunking.chunk_corpus(corpus_snapshot, strategy)
+    chunks["corpus_hash"] = corpus.corpus_hash(corpus_snapshot)  # provenance travels with the data
     stats = chunk_stats.chunk_set_stats(chunks, ground_truth)
     destroyed = stats.pop("destroyed_question_ids")
     context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")

@@ -14,8 +14,10 @@ from dagster import (
 
 from rag_assets import corpus
 from rag_assets import ground_truth as gt
+from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.io_manager import markdown_preview
 from rag_assets.defs.resources import DatasetResource
+from rag_assets.defs.sources import corpus_files
 
 EXTRACTORS_VERSION = "-".join(sorted({f"{n}{v}" for n, v in corpus.EXTRACTORS.values()}))
 
@@ -23,6 +25,8 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{n}{v}" for n, v in corpus.EXTRACTORS.va
 @asset(
     group_name="corpus",
     code_version=f"snapshot1+{EXTRACTORS_VERSION}",
+    deps=[corpus_files],
+    automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot")],
 )
 def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
@@ -51,6 +55,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
 @asset(
     group_name="corpus",
     code_version="ground_truth1",
+    automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth")],
 )
 def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpus_snapshot: pd.DataFrame):

@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets import chunking, corpus, evaluation, report
+from rag_assets import chunking, evaluation, report
 from rag_assets import ground_truth as gt
+from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.embedding import require_identity
@@ -27,6 +28,7 @@ def _percentiles(values: pd.Series) -> dict:
 @asset(
     group_name="evaluation",
     code_version="retrieval1",
+    automation_condition=AUTOMATION,
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
     deps=[bm25_index],
 )
@@ -52,6 +54,8 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
         frames.append(run_queries(index, queries, query_vectors, encode_ms, reranker))
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
+    runs["corpus_hash"] = runs["strategy"].map({s: c["corpus_hash"].iloc[0] if len(c) else None for s, c in chunk_sets.items()})
+    runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
     latency = {r: {"stage_ms": _percentiles(g["stage_ms"]), "total_ms": _percentiles(g["total_ms"])}
@@ -66,37 +70,43 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     })
 
 
-@asset(group_name="evaluation", code_version="hits1", ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
+@asset(group_name="evaluation", code_version="hits1", automation_condition=AUTOMATION, ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
     """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
     hits = evaluation.query_hits(retrieval_runs, chunk_sets, ground_truth)
     return Output(hits, metadata={"queries": int(hits["query_id"].nunique()), "systems": int(hits.groupby(["strategy", "retriever"]).ngroups)})
 
 
-def _provenance(corpus_snapshot, ground_truth, retrieval_runs) -> dict:
-    return {
-        "corpus_hash": corpus.corpus_hash(corpus_snapshot),
-        "ground_truth_hash": gt.ground_truth_hash(ground_truth),
-        "model_id": retrieval_runs["model_id"].iloc[0],
-        "bm25": retrieval_runs["bm25"].iloc[0],
-        "chunker": json.dumps({s: chunking.STRATEGIES[s].settings() for s in sorted(retrieval_runs["strategy"].unique())}),
-    }
+PROVENANCE = ["corpus_hash", "ground_truth_hash", "model_id", "bm25"]
 
 
-@asset(group_name="evaluation", code_version="eval1")
-def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame, corpus_snapshot: pd.DataFrame,
-                      ground_truth: pd.DataFrame):
+def _provenance(retrieval_runs) -> dict:
+    """The inputs the runs were computed from, as they recorded them; one value each, or the
+    evaluation would mix results of different corpora, questions or models."""
+    out = {}
+    for key in PROVENANCE:
+        values = sorted(retrieval_runs[key].astype(str).unique())
+        if len(values) != 1:
+            raise ValueError(f"retrieval_runs mixes {len(values)} values of {key} ({', '.join(values)}): "
+                             "rematerialise the stale strategies first")
+        out[key] = values[0]
+    out["chunker"] = json.dumps({s: chunking.STRATEGIES[s].settings() for s in sorted(retrieval_runs["strategy"].unique())})
+    return out
+
+
+@asset(group_name="evaluation", code_version="eval1", automation_condition=AUTOMATION)
+def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     """R@1/4/8/20 and MRR (and citable twins) with 95 % intervals, answers destroyed, provenance."""
     destroyed = query_hits[query_hits["holders"] == 0].groupby("strategy")["question_id"].nunique().to_dict()
     table = evaluation.metric_table(query_hits, destroyed)
-    provenance = _provenance(corpus_snapshot, ground_truth, retrieval_runs)
+    provenance = _provenance(retrieval_runs)
     for key, value in provenance.items():
         table[key] = value
     return Output(table, metadata={**{k: MetadataValue.text(v) for k, v in provenance.items()},
                                    "recall": MetadataValue.md(report.recall_table(table))})
 
 
-@asset(group_name="evaluation", code_version="report1")
+@asset(group_name="evaluation", code_version="report1", automation_condition=AUTOMATION)
 def significance_report(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
                         evaluation_tables: pd.DataFrame):
     """Paired sign tests (Holm) for the chapter's comparisons, as a table, Markdown and a plot."""

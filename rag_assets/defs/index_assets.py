@@ -16,7 +16,9 @@ from dagster import (
 )
 
 from rag_assets import dense
-from rag_assets.defs.chunk_assets import strategy_partitions
+from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.partitions import strategy_partitions
+from rag_assets.defs.sources import embedding_model
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.embedding import PIPELINE_VERSION, wordpiece_counts
 from rag_assets.embedding_cache import EmbeddingCache
@@ -45,6 +47,8 @@ def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version=PIPELINE_VERSION,
+    deps=[embedding_model],
+    automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings"),
         AssetCheckSpec("single_model_identity", asset="embeddings"),
@@ -99,7 +103,7 @@ def bm25_path(data_dir: DataDirResource, strategy: str):
     return data_dir.path("assets", "bm25_index", strategy)
 
 
-@asset(group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1")
+@asset(group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1", automation_condition=AUTOMATION)
 def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrieval: RetrievalSettings,
                chunk_sets: pd.DataFrame) -> MaterializeResult:
     """A bm25s index over each chunk's embedded `text`, saved beside the Parquet assets."""

@@ -18,6 +18,7 @@ from dagster import (
 )
 
 from rag_assets import history, regression
+from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
 from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs
@@ -38,7 +39,7 @@ def _history_dir(data_dir: DataDirResource):
     return data_dir.path("assets", "evaluation_history")
 
 
-@asset(group_name="nightly", code_version="history1")
+@asset(group_name="nightly", code_version="history1", automation_condition=AUTOMATION)
 def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
                        evaluation_tables: pd.DataFrame) -> MaterializeResult:
     """Appends this evaluation's per-query hits with full provenance (Parquet, by date)."""
@@ -55,6 +56,7 @@ def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource
 @asset(
     group_name="nightly",
     code_version="regression1",
+    automation_condition=AUTOMATION,
     deps=[evaluation_history],
     check_specs=[AssetCheckSpec("no_significant_regression", asset="regression_report")],
 )

@@ -60,6 +60,10 @@ class EmbedderResource(ConfigurableResource):
     def load(self) -> Embedder:
         return _embedder(self.model_path, self.model_name, self.batch_size)
 
+    def identity(self) -> str:
+        """Name plus weights hash; the weights are hashed, not loaded."""
+        return self.load().identity
+
 
 @lru_cache(maxsize=2)
 def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:

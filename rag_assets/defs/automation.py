@@ -1,0 +1,12 @@
+"""Declarative automation: what re-materialises stale assets, running by default."""
+
+from dagster import AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
+
+# Re-materialise when a parent has new data (a new source version, a new materialisation) or
+# when the asset's own code version changed: eager() alone ignores code-version changes.
+AUTOMATION = AutomationCondition.eager() | AutomationCondition.code_version_changed()
+
+automation_sensor = AutomationConditionSensorDefinition(
+    "automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=60,
+)

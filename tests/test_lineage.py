@@ -1,0 +1,95 @@
+"""Staleness and automation: a change recomputes what it touched and nothing else."""
+
+import dataclasses
+
+import pytest
+from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver
+from dagster._time import get_current_datetime
+
+from rag_assets import chunking
+from rag_assets.defs import build_definitions
+from rag_assets.defs.plan import materialization_steps
+from rag_assets.defs.resources import EmbedderResource
+from rag_assets.defs.sources import record_source_versions
+
+QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+STRATEGIES = ["A", "C"]
+
+
+def _stale(defs, instance) -> dict[str, list[str]]:
+    """asset[partition] -> stale causes, for every materialised asset that is stale."""
+    graph = defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+    out = {}
+    for key in graph.materializable_asset_keys:
+        node = graph.get(key)
+        for partition in (STRATEGIES if node.partitions_def else [None]):
+            if resolver.get_status(key, partition).value == "STALE":
+                name = key.to_user_string() + (f"[{partition}]" if partition else "")
+                out[name] = sorted({c.reason for c in resolver.get_stale_causes(key, partition)})
+    return out
+
+
+def _requested(result) -> set[str]:
+    out = set()
+    for r in result.results:
+        if r.true_subset.is_empty:
+            continue
+        for ap in r.true_subset.expensively_compute_asset_partitions():
+            out.add(ap.asset_key.to_user_string() + (f"[{ap.partition_key}]" if ap.partition_key else ""))
+    return out
+
+
+@pytest.fixture
+def built(tiny_dataset, tmp_path):
+    """Everything materialised for strategies A and C; the automation cursor past its first tick."""
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset)
+    with instance_for_test() as instance:
+        record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        job = defs.resolve_implicit_global_asset_job_def()
+        for step in materialization_steps(defs, STRATEGIES):
+            assert job.execute_in_process(instance=instance, asset_selection=list(step.keys),
+                                          partition_key=step.partition_key, run_config=QUIET).success
+        first = evaluate_automation_conditions(defs=defs, instance=instance)
+        assert first.total_requested == 0 and _stale(defs, instance) == {}
+        yield defs, instance, first.cursor, tiny_dataset
+
+
+def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph(built):
+    defs, instance, cursor, dataset = built
+    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == []
+    doc = dataset / "documents" / "guide.md"
+    doc.write_text(doc.read_text() + "\n\nA new paragraph about the pump.\n")
+    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == ["corpus_files"]
+    assert _stale(defs, instance) == {"corpus_snapshot": ["has a new dependency data version"]}
+    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    assert _requested(tick) == {"corpus_snapshot", "ground_truth"}
+    job = defs.resolve_implicit_global_asset_job_def()
+    job.execute_in_process(instance=instance, asset_selection=[AssetKey("corpus_snapshot"), AssetKey("ground_truth")], run_config=QUIET)
+    # the next tick carries the change across the partitions boundary: every strategy's chunk set
+    # and, in the same runs, its embeddings and BM25 index; the evaluation layer waits for them
+    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert _requested(tick) == {f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in chunking.STRATEGIES}
+
+
+def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_path):
+    defs, instance, cursor, dataset = built
+    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset,
+                              embedder=EmbedderResource(model_name="another/embedding-model"))
+    assert record_source_versions(instance, other.resources["dataset"], other.resources["embedder"]) == ["embedding_model"]
+    assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
+    tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
+    assert _requested(tick) == {"embeddings[A]", "embeddings[C]"}
+
+
+def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
+    defs, instance, cursor, _ = built
+    monkeypatch.setitem(chunking.STRATEGIES, "C", dataclasses.replace(chunking.STRATEGIES["C"], target=400))
+    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == ["chunker_settings[C]"]
+    assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
+    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]"}
