@@ -21,8 +21,9 @@ def _use_data_dir(data_dir: Path, dataset: Path) -> Path:
     home = data_dir / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists():  # an explicit instance config: no "defaulting" notice, no telemetry calls
-        config.write_text("telemetry:\n  enabled: false\n")
+    if not config.exists():  # explicit: no "defaulting" notice, no telemetry calls, and on a small
+        # machine at most two runs at once when the automation sensor fans out over strategies
+        config.write_text("telemetry:\n  enabled: false\nrun_queue:\n  max_concurrent_runs: 2\n")
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["RAG_ASSETS_DATA_DIR"] = str(data_dir)
     os.environ["RAG_ASSETS_DATASET"] = str(dataset.resolve())

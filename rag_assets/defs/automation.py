@@ -6,6 +6,13 @@ from dagster import AssetSelection, AutomationCondition, AutomationConditionSens
 # when the asset's own code version changed: eager() alone ignores code-version changes.
 AUTOMATION = AutomationCondition.eager() | AutomationCondition.code_version_changed()
 
+# query_hits reads chunk sets and questions only to score retrieval_runs, which read them too:
+# it waits for new runs instead of scoring old runs against new chunks or questions.
+AFTER_RETRIEVAL = (
+    AutomationCondition.eager().ignore(AssetSelection.assets("chunk_sets", "ground_truth"))
+    | AutomationCondition.code_version_changed()
+)
+
 automation_sensor = AutomationConditionSensorDefinition(
     "automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=60,

@@ -9,7 +9,7 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from rag_assets import chunking, evaluation, report
 from rag_assets import ground_truth as gt
-from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.embedding import require_identity
@@ -70,11 +70,24 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     })
 
 
-@asset(group_name="evaluation", code_version="hits1", automation_condition=AUTOMATION, ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
+@asset(group_name="evaluation", code_version="hits1", automation_condition=AFTER_RETRIEVAL,
+       ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
     """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
+    check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
     hits = evaluation.query_hits(retrieval_runs, chunk_sets, ground_truth)
     return Output(hits, metadata={"queries": int(hits["query_id"].nunique()), "systems": int(hits.groupby(["strategy", "retriever"]).ngroups)})
+
+
+def check_same_inputs(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame) -> None:
+    """Score runs only against the chunks and questions they were computed from."""
+    if set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
+        raise ValueError("retrieval_runs were computed on other questions than the current ground_truth: "
+                         "rematerialise retrieval_runs first")
+    for strategy, runs in retrieval_runs.groupby("strategy"):
+        if strategy not in chunk_sets or set(runs["corpus_hash"]) != set(chunk_sets[strategy]["corpus_hash"]):
+            raise ValueError(f"retrieval_runs for strategy {strategy} were computed on another version of its chunk "
+                             "set: rematerialise retrieval_runs first")
 
 
 PROVENANCE = ["corpus_hash", "ground_truth_hash", "model_id", "bm25"]
