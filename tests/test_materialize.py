@@ -8,6 +8,7 @@ from dagster import AssetKey, DagsterInstance, instance_for_test
 from rag_assets.chunking import CHUNK_COLUMNS, STRATEGIES
 from rag_assets.cli import main
 from rag_assets.defs import build_definitions
+from rag_assets.defs.evaluation_assets import check_same_inputs
 from rag_assets.defs.plan import materialization_steps
 
 CONTRACT = {
@@ -76,6 +77,15 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert (data_dir / "reports" / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         rerank = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization.metadata["rerank"]
         assert "no cross-encoder on this machine" in rerank.value
+
+        # hits are scored only against the chunks and questions the runs were computed from
+        chunk_frames = {s: pd.read_parquet(data_dir / "assets" / "chunk_sets" / f"{s}.parquet") for s in STRATEGIES}
+        check_same_inputs(runs, chunk_frames, truth)
+        with pytest.raises(ValueError, match="computed on other questions"):
+            check_same_inputs(runs, chunk_frames, truth.iloc[1:])
+        chunk_frames["C"] = chunk_frames["C"].assign(corpus_hash="edited")
+        with pytest.raises(ValueError, match="strategy C were computed on another version"):
+            check_same_inputs(runs, chunk_frames, truth)
 
 
 def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
