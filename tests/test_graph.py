@@ -41,6 +41,9 @@ EXPECTED = {
     "significance_report": {
         "group": "evaluation", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
     },
+    "refusal_sweep": {
+        "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
+    },
     "evaluation_history": {
         "group": "nightly", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
     },
@@ -82,6 +85,6 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
         ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
         ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
-        ("downstream of partitions", ["retrieval_runs", "query_hits", "evaluation_tables", "evaluation_history",
-                                      "significance_report", "regression_report"], None),
+        ("downstream of partitions", ["retrieval_runs", "query_hits", "refusal_sweep", "evaluation_tables",
+                                      "evaluation_history", "significance_report", "regression_report"], None),
     ]

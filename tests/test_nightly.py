@@ -22,7 +22,7 @@ def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
     assert len(result.run_requests) == 1
     job = defs.resolve_job_def(schedule.job_name)
     selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
-    assert selected == {"retrieval_runs", "query_hits", "evaluation_tables", "significance_report",
+    assert selected == {"retrieval_runs", "query_hits", "evaluation_tables", "significance_report", "refusal_sweep",
                         "evaluation_history", "regression_report"}
 
 

@@ -8,7 +8,13 @@ from dagster import Definitions
 from rag_assets.defs.automation import automation_sensor
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
-from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs, significance_report
+from rag_assets.defs.evaluation_assets import (
+    evaluation_tables,
+    query_hits,
+    refusal_sweep,
+    retrieval_runs,
+    significance_report,
+)
 from rag_assets.defs.index_assets import bm25_index, embeddings
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
 from rag_assets.defs.nightly import (
@@ -29,7 +35,8 @@ from rag_assets.defs.resources import (
 
 ASSETS = [
     corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index,
-    retrieval_runs, query_hits, evaluation_tables, significance_report, evaluation_history, regression_report,
+    retrieval_runs, query_hits, evaluation_tables, significance_report, refusal_sweep,
+    evaluation_history, regression_report,
 ]
 
 

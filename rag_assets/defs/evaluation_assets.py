@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets import chunking, evaluation, report
+from rag_assets import chunking, evaluation, refusal, report
 from rag_assets import ground_truth as gt
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
@@ -139,4 +139,45 @@ def significance_report(context: AssetExecutionContext, data_dir: DataDirResourc
         "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({report.data_uri(png)})")),
         "report_path": MetadataValue.path(str(out / "significance_report.md")),
         "not_compared": MetadataValue.json(skipped),
+    })
+
+
+REFUSAL_FALLBACK = ["E", "C", "F", "D", "B", "A", "W", "doc"]
+
+
+@asset(group_name="evaluation", code_version="refusal1", automation_condition=AFTER_RETRIEVAL,
+       ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
+def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, data_dir: DataDirResource,
+                  retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
+    """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
+    answers with and without the needle, refusals, and bluffs on questions that must get no answer."""
+    check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
+    threshold, present = retrieval.refusal_threshold, set(retrieval_runs["strategy"])
+    # the configured strategy, else the first materialised one in the chapter's order of preference
+    strategy = next(s for s in [retrieval.refusal_strategy, *REFUSAL_FALLBACK, *sorted(present)] if s in present)
+    if strategy != retrieval.refusal_strategy:
+        context.log.warning(f"refusal_strategy {retrieval.refusal_strategy} has no retrieval runs; using {strategy}")
+    runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
+    texts = dict(zip(chunk_sets[strategy]["chunk_id"], chunk_sets[strategy]["text"]))
+    thresholds = sorted(set(refusal.GRID) | {threshold})
+    sweep = refusal.outcomes(runs, ground_truth, texts, thresholds)
+    best = refusal.best_distances(runs, ground_truth)
+    answer = refusal.answer_distances(runs, ground_truth, texts)
+    png = refusal.distance_histogram_png(best, threshold)
+    out = data_dir.path("reports")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "refusal_distances.png").write_bytes(png)
+    shown = sorted({min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)})
+    ood = best.loc[best["kind"] != "answerable", "best"]
+    return Output(sweep, metadata={
+        "strategy": strategy,
+        "configured_strategy": retrieval.refusal_strategy,
+        "operating_threshold": MetadataValue.float(threshold),
+        "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
+        "distances": MetadataValue.md(f"![best distances]({report.data_uri(png)})"),
+        "worst_in_domain_answer_distance": MetadataValue.float(float(answer.max())),
+        "best_out_of_domain_distance": MetadataValue.float(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
+        "best_unanswerable_distance": MetadataValue.float(float(best.loc[best["kind"] == "unanswerable", "best"].min())),
+        "must_refuse_queries": len(ood),
+        "bluff_examples": MetadataValue.json(refusal.bluff_examples(runs, ground_truth, texts, threshold)),
     })

@@ -86,7 +86,7 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
     )
 
 
-EVALUATION_ASSETS = ["retrieval_runs", "query_hits", "evaluation_tables", "significance_report",
+EVALUATION_ASSETS = ["retrieval_runs", "query_hits", "evaluation_tables", "significance_report", "refusal_sweep",
                      "evaluation_history", "regression_report"]
 nightly_evaluation_job = define_asset_job(
     "nightly_evaluation", selection=AssetSelection.assets(*EVALUATION_ASSETS),

@@ -72,7 +72,8 @@ def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:
 
 
 class RetrievalSettings(ConfigurableResource):
-    """BM25 parameters and the reranker to use (a local CrossEncoder folder or cached name)."""
+    """BM25 parameters, the reranker (a local CrossEncoder folder or cached name), and the
+    refusal gate's operating point: the strategy whose dense distances it reads, and the threshold."""
 
     bm25_variant: str = "lucene"
     bm25_k1: float = 1.2
@@ -80,6 +81,8 @@ class RetrievalSettings(ConfigurableResource):
     bm25_stopwords: bool = False
     bm25_stemming: bool = False
     cross_encoder: str = ""
+    refusal_strategy: str = "E"
+    refusal_threshold: float = 0.6
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(variant=self.bm25_variant, k1=self.bm25_k1, b=self.bm25_b,

@@ -1,0 +1,67 @@
+"""The refusal gate and its sweep, on hand-made runs and through the real graph."""
+
+import pandas as pd
+import pytest
+
+from rag_assets import refusal, stats
+from rag_assets.cli import main
+
+TRUTH = pd.DataFrame({
+    "query_id": ["a1", "a2", "u1", "o1"],
+    "kind": ["answerable", "answerable", "unanswerable", "out_of_domain"],
+    "needle": ["the valve faces north", "filter every 300 hours", None, None],
+    "query": ["valve direction?", "filter interval?", "pump colour?", "renew my passport"],
+})
+TEXTS = {"c1": "Note: the valve faces north.", "c2": "Replace the filter every 300 hours.", "c3": "Pumps and valves.",
+         "c4": "Passport renewal is not covered by this pump manual."}
+RUNS = pd.DataFrame({
+    "query_id": ["a1", "a2", "u1", "o1"],
+    "chunk_ids": [["c1", "c3"], ["c3", "c2"], ["c3", "c1"], ["c4", "c3"]],
+    "distances": [[0.30, 0.50], [0.40, 0.55], [0.45, 0.60], [0.62, 0.80]],
+})
+
+
+def test_gate_keeps_at_most_four_chunks_strictly_under_the_threshold():
+    assert refusal.gate(["a", "b", "c", "d", "e"], [0.1, 0.2, 0.3, 0.4, 0.45], 0.5) == ["a", "b", "c", "d"]
+    assert refusal.gate(["a", "b"], [0.5, 0.6], 0.5) == []
+
+
+def test_sweep_counts_by_hand():
+    sweep = refusal.outcomes(RUNS, TRUTH, TEXTS, thresholds=[0.35, 0.5, 0.7]).set_index(["threshold", "group", "outcome"])
+    # 0.35: only a1 keeps c1 (with its needle); everything else is refused
+    assert sweep.loc[(0.35, "answerable", "answered with the needle"), "count"] == 1
+    assert sweep.loc[(0.35, "answerable", "refused"), "count"] == 1
+    assert sweep.loc[(0.35, "unanswerable", "answered (bluff)"), "count"] == 0
+    # 0.5: a2 keeps only c3 (no needle); u1 bluffs with c3; o1 still refused
+    assert sweep.loc[(0.5, "answerable", "answered without it"), "count"] == 1
+    assert sweep.loc[(0.5, "unanswerable", "answered (bluff)"), "count"] == 1
+    assert sweep.loc[(0.5, "out_of_domain", "refused"), "count"] == 1
+    # 0.7: a2 now keeps c2 too; everything is answered
+    assert sweep.loc[(0.7, "answerable", "answered with the needle"), "count"] == 2
+    assert sweep.loc[(0.7, "out_of_domain", "answered (bluff)"), ["count", "n", "rate"]].tolist() == [1, 1, 1.0]
+    low, high = sweep.loc[(0.7, "answerable", "answered with the needle"), ["ci_low", "ci_high"]]
+    assert (low, high) == pytest.approx(stats.wilson(2, 2))
+
+
+def test_distances_and_bluff_examples_come_from_the_data():
+    best = refusal.best_distances(RUNS, TRUTH).set_index("query_id")["best"]
+    assert best.to_dict() == {"a1": 0.30, "a2": 0.40, "u1": 0.45, "o1": 0.62}
+    assert refusal.answer_distances(RUNS, TRUTH, TEXTS).to_dict() == {"a1": 0.30, "a2": 0.55}
+    examples = refusal.bluff_examples(RUNS, TRUTH, TEXTS, 0.7)
+    assert examples["near_miss"]["query"] == "pump colour?" and examples["near_miss"]["distance"] == 0.45
+    assert examples["literal_match"]["query"] == "renew my passport"  # "passport" appears, the answer does not
+    assert refusal.bluff_examples(RUNS, TRUTH, TEXTS, 0.1) == {}
+
+
+def test_refusal_sweep_through_the_graph(tiny_dataset, tmp_path, monkeypatch):
+    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
+        monkeypatch.setenv(var, "unset")
+    data_dir = tmp_path / "data"
+    assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E"]) == 0
+    sweep = pd.read_parquet(data_dir / "assets" / "refusal_sweep.parquet")
+    assert set(sweep["group"]) == {"answerable", "unanswerable", "out_of_domain"}
+    per = sweep.groupby(["threshold", "group"])["count"].sum().unstack()
+    assert (per["answerable"] == 4).all() and (per["unanswerable"] == 1).all() and (per["out_of_domain"] == 1).all()
+    refused = sweep[(sweep["group"] == "out_of_domain") & (sweep["outcome"] == "refused")].set_index("threshold")["count"]
+    assert refused.is_monotonic_decreasing and refused.iloc[0] == 1
+    assert (data_dir / "reports" / "refusal_distances.png").read_bytes()[:4] == b"\x89PNG"
