@@ -92,7 +92,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     _use_data_dir(Path(args.data_dir), Path(args.dataset))
     print(f"Dagster UI on http://localhost:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
     os.chdir(PROJECT_ROOT)
-    os.execvp("dg", ["dg", "dev", "--port", str(args.port)])
+    dg = Path(sys.executable).parent / "dg"  # the venv's own dg, whether or not the venv is activated
+    os.execv(dg, [str(dg), "dev", "--port", str(args.port)])
     return 0  # not reached
 
 
