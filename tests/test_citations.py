@@ -1,0 +1,37 @@
+"""Citations point at the exact text they quote; numbers that point nowhere are caught."""
+
+from rag_assets import corpus
+from rag_assets.chunking import STRATEGIES, chunk_corpus
+from rag_assets.citations import build_context, check_citations, fragment_range
+from rag_assets.dataset import BUNDLED_DATASET
+
+
+def _hits(strategy: str, n: int = 4):
+    snap = corpus.snapshot(BUNDLED_DATASET / "documents")
+    chunks = chunk_corpus(snap, STRATEGIES[strategy]).merge(snap[["document_id", "title"]], on="document_id")
+    picked = chunks.iloc[[5, 77, 300, 640][:n]]
+    return snap, [{**r, "cosine_distance": 0.5 + i / 10} for i, r in enumerate(picked.to_dict("records"))]
+
+
+def test_fragments_slice_exactly_the_quoted_content_and_never_the_header():
+    snap, hits = _hits("F")  # header and overlap: `text` differs from the document, `content` does not
+    texts = dict(zip(snap["document_id"], snap["text"]))
+    context = build_context("What is oxygen?", hits)
+    for c, h in zip(context.citations, hits):
+        start, end = fragment_range(c.fragment)
+        assert texts[c.document_id][start:end] == c.quote == h["content"]
+        assert c.quote != h["text"] and not c.quote.startswith("[")
+        assert c.locator_label == (f"{h['title']} > {h['section']}" if h["section"] else h["title"])
+    assert [c.index for c in context.citations] == [1, 2, 3, 4]
+    assert context.prompt.startswith("Answer using ONLY the numbered sources below. Cite every claim as [n].")
+    assert f"[2] {hits[1]['title']} - {context.citations[1].locator_label}\n{hits[1]['content']}" in context.prompt
+    assert context.prompt.endswith("QUESTION\nWhat is oxygen?")
+
+
+def test_numbers_that_point_nowhere_are_reported_not_shown():
+    _, hits = _hits("C", 2)
+    citations = build_context("q", hits).citations
+    used, dangling = check_citations("Oxygen is an element [2][1]. See also [7] and [2] and [0].", citations)
+    assert [c.index for c in used] == [2, 1]
+    assert dangling == [7, 0]
+    assert check_citations("No sources cited.", citations) == ([], [])
