@@ -17,8 +17,12 @@ from rag_assets.metrics import needle_holders
 
 def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:
     """Answerable question ids whose needle is whole in no chunk's `column`."""
+    return _lost(needle_holders(chunks, truth), column)
+
+
+def _lost(holders: dict[str, tuple[set[str], set[str]]], column: str) -> list[str]:
     which = 0 if column == "text" else 1
-    return sorted(q for q, holders in needle_holders(chunks, truth).items() if not holders[which])
+    return sorted(q for q, held in holders.items() if not held[which])
 
 
 def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:
@@ -26,8 +30,8 @@ def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:
     embedded = wordpiece_counts(texts)
     headers = wordpiece_counts([h.rstrip("\n") for h in chunks["header"]], special_tokens=False)
     n_answerable = int(truth.loc[truth["kind"] == "answerable", "question_id"].nunique())
-    destroyed = destroyed_questions(chunks, truth, "text")
-    not_citable = destroyed_questions(chunks, truth, "content")
+    holders = needle_holders(chunks, truth)
+    destroyed, not_citable = _lost(holders, "text"), _lost(holders, "content")
     content_chars = chunks["content"].str.len()
     return {
         "chunks": len(chunks),

@@ -9,17 +9,16 @@ and unanswerable or out-of-domain ones (which should be refused; answering them 
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pandas as pd
 
 from rag_assets import stats
+from rag_assets.lexical import Tokenizer
 
 KEEP = 4
 GRID = tuple(round(x, 3) for x in np.arange(0.30, 0.901, 0.025))
 SWEEP_COLUMNS = ["threshold", "group", "outcome", "count", "n", "rate", "ci_low", "ci_high"]
-_WORD = re.compile(r"[^\W_]+")
 
 
 def gate(chunk_ids: list[str], distances: list[float], threshold: float, keep: int = KEEP) -> list[str]:
@@ -86,12 +85,12 @@ def bluff_examples(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str
     among queries that must be refused) and the most literal match (largest share of the
     query's words present in the chunk it would be answered from)."""
     q = runs.merge(truth[truth["kind"] != "answerable"][["query_id", "kind", "query"]], on="query_id")
+    words_of = Tokenizer()  # the BM25 tokenisation: what "the same words" means elsewhere too
     bluffs = []
     for r in q.itertuples():
         kept = gate(r.chunk_ids, r.distances, threshold)
         if kept:
-            words = {w.lower() for w in _WORD.findall(r.query)}
-            chunk_words = {w.lower() for w in _WORD.findall(texts[kept[0]])}
+            words, chunk_words = set(words_of(r.query)), set(words_of(texts[kept[0]]))
             overlap = len(words & chunk_words) / len(words) if words else 0.0
             bluffs.append({"query": r.query, "kind": r.kind, "chunk_id": kept[0], "distance": float(r.distances[0]),
                            "word_overlap": round(overlap, 3), "excerpt": texts[kept[0]][:200]})
