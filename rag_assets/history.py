@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-PROVENANCE = ["corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25", "code_version"]
+# What an evaluation is computed from, and the word a report uses for each when it changes.
+INPUTS = {"corpus_hash": "corpus", "model_id": "model", "chunker": "chunker", "ground_truth_hash": "questions",
+          "bm25": "BM25 settings"}
+PROVENANCE = [*INPUTS, "code_version"]
 
 
 def append(folder: Path, hits: pd.DataFrame, provenance: dict, run_id: str, when: datetime | None = None) -> Path:

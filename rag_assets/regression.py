@@ -13,9 +13,9 @@ import pandas as pd
 
 from rag_assets import stats
 from rag_assets.evaluation import paired_at
+from rag_assets.history import INPUTS
 from rag_assets.metrics import KS
 
-INPUTS = {"corpus_hash": "corpus", "model_id": "model", "chunker": "chunker", "ground_truth_hash": "questions", "bm25": "BM25 settings"}
 ALPHA = 0.05
 REGRESSION_COLUMNS = ["strategy", "retriever", "k", "wins", "losses", "recall_previous", "recall_current",
                       "p_value", "p_holm", "significant_loss"]

@@ -127,7 +127,7 @@ def significance_report(context: AssetExecutionContext, data_dir: DataDirResourc
     destroyed = (evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
                  .drop_duplicates("strategy").set_index("strategy")["value"].astype(int).to_dict())
     answerable = int(query_hits["question_id"].nunique())
-    provenance = {k: evaluation_tables[k].iloc[0] for k in ("corpus_hash", "ground_truth_hash", "model_id", "bm25")}
+    provenance = {k: evaluation_tables[k].iloc[0] for k in PROVENANCE}
     png = report.recall_plot_png(evaluation_tables)
     out = data_dir.path("reports")
     out.mkdir(parents=True, exist_ok=True)

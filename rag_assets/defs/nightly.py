@@ -27,7 +27,6 @@ from rag_assets.defs.resources import DataDirResource
 
 UPSTREAM = [corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index, retrieval_runs, query_hits, evaluation_tables]
 
-PROVENANCE_COLUMNS = ["corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25"]
 # What produced an evaluation: the package version and the code version of every asset upstream.
 CODE_VERSION = json.dumps({
     "rag_assets": version("rag_assets"),
@@ -43,7 +42,7 @@ def _history_dir(data_dir: DataDirResource):
 def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
                        evaluation_tables: pd.DataFrame) -> MaterializeResult:
     """Appends this evaluation's per-query hits with full provenance (Parquet, by date)."""
-    provenance = {k: evaluation_tables[k].iloc[0] for k in PROVENANCE_COLUMNS}
+    provenance = {k: evaluation_tables[k].iloc[0] for k in history.INPUTS}
     provenance["code_version"] = CODE_VERSION
     path = history.append(_history_dir(data_dir), query_hits, provenance, context.run.run_id)
     return MaterializeResult(metadata={
