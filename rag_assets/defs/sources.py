@@ -11,6 +11,7 @@ from dagster import (
     AssetKey,
     AssetMaterialization,
     AssetObservation,
+    AssetRecordsFilter,
     AssetSpec,
     DagsterInstance,
     DefaultSensorStatus,
@@ -43,11 +44,10 @@ def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> lis
 
 
 def _recorded(instance: DagsterInstance, key: AssetKey, partition: str | None) -> str | None:
-    records = instance.fetch_materializations(key, limit=50).records  # newest first
-    for record in records:
-        if record.partition_key == partition:
-            return record.asset_materialization.tags.get(DATA_VERSION_TAG)
-    return None
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+    ).records
+    return records[0].asset_materialization.tags.get(DATA_VERSION_TAG) if records else None
 
 
 def changed_source_events(instance: DagsterInstance, versions) -> list[AssetMaterialization]:
