@@ -15,6 +15,7 @@ import pandas as pd
 
 from rag_assets import stats
 from rag_assets.lexical import Tokenizer
+from rag_assets.report import png_bytes, pyplot
 
 KEEP = 4
 GRID = tuple(round(x, 3) for x in np.arange(0.30, 0.901, 0.025))
@@ -101,14 +102,7 @@ def bluff_examples(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str
 
 
 def distance_histogram_png(best: pd.DataFrame, threshold: float) -> bytes:
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = pyplot().subplots(figsize=(7, 3.6))
     bins = np.linspace(0, 1.2, 49)
     for kind, label in (("answerable", "answerable"), ("unanswerable", "unanswerable (in domain)"),
                         ("out_of_domain", "out of domain")):
@@ -119,11 +113,7 @@ def distance_histogram_png(best: pd.DataFrame, threshold: float) -> bytes:
     ax.set_xlabel("cosine distance of the nearest chunk")
     ax.set_ylabel("queries")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def sweep_table(sweep: pd.DataFrame, thresholds) -> str:

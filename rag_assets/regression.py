@@ -16,7 +16,6 @@ from rag_assets.evaluation import paired_at
 from rag_assets.history import INPUTS
 from rag_assets.metrics import KS
 
-ALPHA = 0.05
 REGRESSION_COLUMNS = ["strategy", "retriever", "k", "wins", "losses", "recall_previous", "recall_current",
                       "p_value", "p_holm", "significant_loss"]
 
@@ -55,7 +54,7 @@ def compare(current: pd.DataFrame, previous: pd.DataFrame, current_inputs: dict,
                          "recall_previous": t["recall_b"], "recall_current": t["recall_a"], "p_value": t["p_value"]})
     table = pd.DataFrame(rows, columns=REGRESSION_COLUMNS[:-2])
     table["p_holm"] = stats.holm(table["p_value"].tolist()) if len(table) else []
-    table["significant_loss"] = (table["losses"] > table["wins"]) & (table["p_holm"] < ALPHA)
+    table["significant_loss"] = (table["losses"] > table["wins"]) & (table["p_holm"] < stats.ALPHA)
     return Regression(True, [], table)
 
 

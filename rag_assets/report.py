@@ -9,8 +9,8 @@ import io
 import pandas as pd
 
 from rag_assets.metrics import KS
+from rag_assets.stats import ALPHA
 
-ALPHA = 0.05
 
 
 def _fmt_p(p: float) -> str:
@@ -76,13 +76,28 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
-def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes:
-    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands."""
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (no screen on these machines)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes; the figure is closed."""
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=110)
+    pyplot().close(fig)
+    return buf.getvalue()
+
+
+def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes:
+    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands."""
+    plt = pyplot()
     rec = metrics[metrics["metric"] == "recall"]
     retrievers = retrievers or sorted(rec["retriever"].unique())
     fig, axes = plt.subplots(1, len(retrievers), figsize=(4.2 * len(retrievers), 3.8), sharey=True, squeeze=False)
@@ -99,11 +114,7 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("recall@k (95 % Wilson band)")
     axes[0][-1].legend(title="strategy", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def render(metrics: pd.DataFrame, tests: pd.DataFrame, skipped: list[str], destroyed: dict[str, int],

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.stats import binomtest, norm
 
 Z95 = float(norm.ppf(0.975))
+ALPHA = 0.05  # significance level of every report (after Holm adjustment)
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
