@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from rag_assets.corpus import Heading, headings
+from rag_assets.locators import locate
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ STRATEGIES: dict[str, Strategy] = {
 
 CHUNK_COLUMNS = [
     "chunk_id", "document_id", "strategy", "position", "text", "content", "section",
-    "start", "end", "header", "overlap", "word_start", "word_count", "extractor", "extractor_version",
+    "start", "end", "header", "overlap", "word_start", "word_count", "extractor", "extractor_version", "locator",
 ]
 
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
@@ -247,10 +248,12 @@ def _word_windows(document_id: str, text: str, strategy: Strategy) -> list[Chunk
 
 def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
     """Chunks of every `ok` document of a snapshot, in (path, position) order, each stamped
-    with the extractor (and its version) that produced the text it points into."""
+    with the extractor (and its version) that produced the text it points into and with its
+    locator in the original file (page, time span or cell range; None for plain text)."""
     ok = documents[documents["status"] == "ok"].sort_values("path")
     rows = [
-        {**asdict(c), "extractor": d.extractor, "extractor_version": d.extractor_version}
+        {**asdict(c), "extractor": d.extractor, "extractor_version": d.extractor_version,
+         "locator": locate(d.spans, c.start, c.end)}
         for d in ok.itertuples()
         for c in chunk_document(d.document_id, d.title, d.text, strategy)
     ]

@@ -1,4 +1,4 @@
-"""`rag-assets`: materialise the graph, open the UI, import data sets."""
+"""`rag-assets`: materialise the graph, ask questions, open the UI, import data sets."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rag_assets.defs.run_report import RunReport
     from rag_assets.defs.sources import record_source_versions
 
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth)
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth,
+                             max_file_mb=args.max_file_mb, llm=not args.no_llm)
     job = defs.resolve_implicit_global_asset_job_def()
     steps = materialization_steps(defs, strategies)
     report = RunReport()
@@ -86,6 +87,79 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return 1
     print(report.summary(time.perf_counter() - started))
     return 0 if report.checks_passed else 1
+
+
+def _print_answer(a) -> None:
+    run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}"
+    if a.refused:
+        nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
+        print(f"NO ANSWER: no retrieved chunk is under the distance threshold ({nearest}; {run}). "
+              "The model was not called.")
+        return
+    print(a.answer, "\n")
+    if a.citations:
+        print("Citations:")
+        for c in a.citations:
+            cut = " (quote cut at the input budget)" if c.truncated else ""
+            where = f"{c.document_id}{c.fragment}" + (f" {c.locator}" if c.locator else "")
+            print(f"  [{c.index}] {c.locator_label} | {where} | distance {c.cosine_distance:.3f}{cut}")
+            quote = " ".join(c.quote.split())
+            print(f"      \"{quote[:240]}{'...' if len(quote) > 240 else ''}\"")
+    else:
+        print(f"No citations: the answer cites none of the {len(a.sources)} sources it was given.")
+    if a.dangling:
+        print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
+    print(f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
+          f"generation {a.generation_ms:.0f} ms)")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer from the materialised index; refuse a missing or stale one instead of rebuilding it."""
+    import json
+
+    dataset = Dataset(Path(args.dataset))
+    data_dir = _use_data_dir(Path(args.data_dir), dataset.root)
+    warnings.filterwarnings("ignore", module="dagster")
+    from dagster import DagsterInstance
+
+    from rag_assets.answering import Answerer
+    from rag_assets.defs import build_definitions
+    from rag_assets.defs.generation_assets import ANSWER_RETRIEVER
+    from rag_assets.defs.serving import IndexNotReady, load_index
+    from rag_assets.generation import LocalLM
+    from rag_assets.rerank import LLMRelevanceReranker, find_cross_encoder
+    from rag_assets.retrieval import ALL_TENANTS
+
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root)
+    settings, generator = defs.resources["retrieval"], defs.resources["generator"]
+    strategy = args.strategy or settings.serving_strategy
+    threshold = settings.refusal_threshold if args.threshold is None else args.threshold
+    embedder = defs.resources["embedder"].load()
+    lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)  # loads nothing yet
+    rerankers = []
+    if args.retriever == "rerank":
+        reranker, why = find_cross_encoder(settings.cross_encoder or None)
+        if reranker is None:
+            raise SystemExit(why)
+        rerankers.append(reranker)
+    elif args.retriever == "rerank-llm":
+        rerankers.append(LLMRelevanceReranker(lm, settings.llm_rerank_depth))
+    with DagsterInstance.get() as instance:
+        try:
+            index, chunks = load_index(defs, instance, strategy, embedder.identity)
+        except IndexNotReady as exc:
+            raise SystemExit(str(exc)) from None
+    answerer = Answerer(index, chunks, embedder, lm, args.retriever or ANSWER_RETRIEVER, threshold,
+                        generator.input_budget, rerankers, ALL_TENANTS if args.all_tenants else args.tenant)
+    try:
+        answer = answerer.ask(args.question)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SystemExit(str(exc)) from None
+    if args.json:
+        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_answer(answer)
+    return 0
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -123,8 +197,27 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", default=str(data_dir), help="materialisations, Dagster home (default: data/)")
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
+    run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")
+    run.add_argument("--no-llm", action="store_true", help="skip the LLM reranker and generation_eval's "
+                     "answers (minutes on a CPU); generation_eval then records that it measured nothing")
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     run.set_defaults(func=cmd_run)
+
+    ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
+    ask.add_argument("question")
+    ask.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ask.add_argument("--data-dir", default=str(data_dir))
+    ask.add_argument("--strategy", help="chunking strategy to answer from (default: the serving strategy, E)")
+    ask.add_argument("--retriever", choices=["dense", "bm25", "hybrid", "rerank", "rerank-llm"],
+                     help="default: hybrid")
+    ask.add_argument("--threshold", type=float, help="refusal gate: cosine distance (default: 0.6)")
+    ask.add_argument("--generator", help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)")
+    who = ask.add_mutually_exclusive_group()
+    who.add_argument("--tenant", help="answer on behalf of this tenant or group: public documents and those "
+                                      "whose access list names it (default: public documents only)")
+    who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.set_defaults(func=cmd_ask)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
     ui.add_argument("--dataset", default=str(BUNDLED_DATASET))

@@ -8,21 +8,21 @@ downstream (`#char=start,end` slices it). A file that cannot be read becomes a
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-# Bump a version whenever the canonical text an extractor produces could change:
-# every offset computed from the old text is then invalid.
-EXTRACTORS = {".md": ("markdown", "1"), ".markdown": ("markdown", "1"), ".txt": ("plaintext", "1")}
+from rag_assets.extractors import EXTRACTORS, ExtractionFailed, access_list, extract_plaintext
 
 SNAPSHOT_COLUMNS = [
-    "document_id", "title", "path", "text", "sha256", "bytes",
-    "extractor", "extractor_version", "status", "error",
+    "document_id", "title", "path", "text", "sha256", "bytes", "extractor", "extractor_version",
+    "status", "reason", "error", "spans", "notes", "access",
 ]
+MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused, not read: raise it per dataset if needed
+ACCESS_SUFFIX = ".access"  # sidecar `<file>.access`: tenants or groups allowed to see <file>, one per line
 
 _HEADING = re.compile(r"^(#{1,2}) (.+?)[ \t]*$", re.MULTILINE)
 
@@ -48,20 +48,9 @@ def document_id(relative_path: str) -> str:
 
 
 def canonical_text(raw: bytes) -> str:
-    """UTF-8 (BOM dropped), newlines as \\n, Unicode NFC, no trailing whitespace.
-
-    Raises ValueError with a user-facing reason when the bytes are not a text document.
-    """
-    if b"\x00" in raw:
-        raise ValueError("binary file (contains NUL bytes), not a text document")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not valid UTF-8 at byte {exc.start}: re-save the file as UTF-8") from None
-    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n")).rstrip()
-    if not text.strip():
-        raise ValueError("empty document: no text to index")
-    return text
+    """UTF-8 (BOM dropped), newlines as \\n, Unicode NFC, no trailing whitespace; the text
+    extractors' common ground. Raises ExtractionFailed with a user-facing reason."""
+    return extract_plaintext(raw).text
 
 
 def title_of(text: str, fallback: str) -> str:
@@ -69,25 +58,50 @@ def title_of(text: str, fallback: str) -> str:
     return first.title if first else fallback
 
 
-def load_document(path: Path, relative_path: str) -> dict:
-    """One snapshot row. Every failure is caught here and becomes the row's `error`."""
+def _sidecar_access(path: Path) -> list[str] | None:
+    sidecar = path.with_name(path.name + ACCESS_SUFFIX)
+    if not sidecar.is_file():
+        return None
+    return access_list([line for line in sidecar.read_text(encoding="utf-8").replace(",", "\n").splitlines()])
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+def load_document(path: Path, relative_path: str, max_bytes: int = MAX_BYTES) -> dict:
+    """One snapshot row. Every failure is caught here and becomes the row's reason and error."""
     row = dict.fromkeys(SNAPSHOT_COLUMNS)
     row.update(document_id=document_id(relative_path), path=relative_path, title=Path(relative_path).stem)
-    extractor = EXTRACTORS.get(path.suffix.lower())
+
+    def failed(reason: str, error: str) -> dict:
+        return {**row, "status": "failed", "reason": reason, "error": error}
+
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return failed("too_large", f"file is {_size(size)}, over the {_size(max_bytes)} limit: "
+                                       "split it or raise the dataset's max_file_mb")
         raw = path.read_bytes()
     except OSError as exc:
-        return {**row, "status": "failed", "error": f"cannot read file: {exc.strerror or exc}"}
+        return failed("unreadable", f"cannot read file: {exc.strerror or exc}")
     row.update(sha256=hashlib.sha256(raw).hexdigest(), bytes=len(raw))
+    extractor = EXTRACTORS.get(path.suffix.lower())
     if extractor is None:
         supported = ", ".join(sorted(EXTRACTORS))
-        return {**row, "status": "failed", "error": f"unsupported file type {path.suffix or '(none)'!r}; supported: {supported}"}
-    row.update(extractor=extractor[0], extractor_version=extractor[1])
+        return failed("unknown_type", f"unsupported file type {path.suffix or '(none)'!r}; supported: {supported}")
+    row.update(extractor=extractor.name, extractor_version=extractor.version)
+    if not raw:
+        return failed("empty", "empty file (0 bytes): nothing to index")
     try:
-        text = canonical_text(raw)
-    except ValueError as exc:
-        return {**row, "status": "failed", "error": str(exc)}
-    return {**row, "text": text, "title": title_of(text, row["title"]), "status": "ok", "error": None}
+        extracted = extractor.extract(raw)
+    except ExtractionFailed as exc:
+        return failed(exc.reason, str(exc))
+    sidecar = _sidecar_access(path)
+    access = sidecar if sidecar is not None else extracted.access
+    return {**row, "text": extracted.text, "title": title_of(extracted.text, extracted.title or row["title"]),
+            "status": "ok", "spans": json.dumps(extracted.spans), "notes": json.dumps(extracted.notes),
+            "access": None if access is None else json.dumps(access)}
 
 
 def document_files(documents_dir: Path) -> list[tuple[Path, str]]:
@@ -98,13 +112,15 @@ def document_files(documents_dir: Path) -> list[tuple[Path, str]]:
     files = sorted(
         p for p in documents_dir.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(documents_dir).parts)
+        and not p.name.endswith(ACCESS_SUFFIX)
     )
     return [(p, p.relative_to(documents_dir).as_posix()) for p in files]
 
 
-def snapshot(documents_dir: Path) -> pd.DataFrame:
-    """Every regular, non-hidden file under `documents_dir`, sorted by path, as one row each."""
-    rows = [load_document(p, rel) for p, rel in document_files(documents_dir)]
+def snapshot(documents_dir: Path, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
+    """Every regular, non-hidden file under `documents_dir` (access sidecars aside), sorted by
+    path, as one row each."""
+    rows = [load_document(p, rel, max_bytes) for p, rel in document_files(documents_dir)]
     frame = pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS)
     return frame.astype({"bytes": "Int64"})
 
@@ -115,20 +131,54 @@ def _content_hash(entries) -> str:
 
 
 def corpus_hash(frame: pd.DataFrame) -> str:
-    """Content hash of a snapshot: paths, file hashes and extractors, order-independent."""
-    return _content_hash((r.path, r.sha256, r.extractor, r.extractor_version) for r in frame.itertuples())
+    """Content hash of a snapshot: paths, file hashes, extractors and access lists, order-independent."""
+    return _content_hash((r.path, r.sha256, r.extractor, r.extractor_version, r.access) for r in frame.itertuples())
 
 
 def folder_hash(documents_dir: Path) -> str:
-    """The same hash computed from the folder without extracting anything: the data
-    version of the corpus source, cheap enough to take on every sensor tick."""
+    """The corpus source's data version, taken without extracting anything (cheap enough for
+    every sensor tick): it changes whenever the snapshot could, i.e. with a file's bytes, its
+    extractor's version or its access sidecar."""
     def sha(path: Path) -> str | None:
         try:
             return hashlib.sha256(path.read_bytes()).hexdigest()
         except OSError:
             return None
 
+    def extractor(path: Path) -> tuple[str | None, str | None]:
+        e = EXTRACTORS.get(path.suffix.lower())
+        return (e.name, e.version) if e else (None, None)
+
     return _content_hash(
-        (rel, sha(p), *EXTRACTORS.get(p.suffix.lower(), (None, None))) for p, rel in document_files(documents_dir)
+        (rel, sha(p), *extractor(p), sha(p.with_name(p.name + ACCESS_SUFFIX))) for p, rel in document_files(documents_dir)
     )
 
+
+def access_by_document(frame: pd.DataFrame) -> dict[str, frozenset[str] | None]:
+    """document id -> the tenants or groups allowed to see it; None: public."""
+    return {d: None if pd.isna(a) else frozenset(json.loads(a)) for d, a in zip(frame["document_id"], frame["access"])}
+
+
+def ledger(frame: pd.DataFrame) -> dict:
+    """Counts computed from the rows, never declared: seen, ok, failed (by reason), and the
+    rows that break the contract (ok without text, failed without a reason or message)."""
+    ok, failed = frame[frame["status"] == "ok"], frame[frame["status"] == "failed"]
+    return {
+        "seen": len(frame), "ok": len(ok), "failed": len(failed),
+        "failed_by_reason": {str(k): int(v) for k, v in failed["reason"].value_counts().sort_index().items()},
+        "other_status": sorted(set(frame["status"]) - {"ok", "failed"}),
+        "ok_without_text": ok.loc[ok["text"].fillna("").str.strip() == "", "path"].tolist(),
+        "failed_without_reason": failed.loc[failed["reason"].isna() | failed["error"].isna(), "path"].tolist(),
+    }
+
+
+def chunk_coverage(frame: pd.DataFrame, chunks: pd.DataFrame) -> dict:
+    """Chunks per ok document (by path), ok documents with none, chunks of documents not ok."""
+    ok = frame[frame["status"] == "ok"]
+    counts = chunks["document_id"].value_counts()
+    per_path = {p: int(counts.get(d, 0)) for d, p in zip(ok["document_id"], ok["path"])}
+    return {
+        "chunks_per_document": per_path,
+        "ok_without_chunks": [p for p, n in per_path.items() if n == 0],
+        "chunks_of_other_documents": sorted(set(chunks["document_id"]) - set(ok["document_id"])),
+    }

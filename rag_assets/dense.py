@@ -7,10 +7,15 @@ import numpy as np
 from rag_assets.ranking import top_k_indices
 
 
-def top_k(query: np.ndarray, matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and cosine similarities of the k nearest rows, best first.
+def top_k(query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and cosine similarities of the k nearest rows, best first; only rows in
+    `candidates` (sorted row indices) are scored when given.
 
     Ties in similarity break by row index, so equal inputs give equal rankings."""
+    if candidates is not None:
+        sims = matrix[candidates] @ query
+        order = top_k_indices(sims, k)
+        return candidates[order], sims[order]
     sims = matrix @ query
     order = top_k_indices(sims, k)
     return order, sims[order]

@@ -119,6 +119,7 @@ RETRIEVER_COMPARISONS = [
     ("hybrid vs dense", "hybrid", "dense"),
     ("hybrid vs BM25", "hybrid", "bm25"),
     ("rerank vs hybrid", "rerank", "hybrid"),
+    ("LLM rerank vs hybrid", "rerank-llm", "hybrid"),  # on the LLM reranker's query sample only
 ]
 
 

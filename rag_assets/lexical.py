@@ -91,9 +91,14 @@ class BM25Index:
             return np.zeros(self.n_docs)
         return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float64)
 
-    def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Indices and scores of the k best documents; ties break by index."""
+    def top_k(self, query: str, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Indices and scores of the k best documents, only among `candidates` (sorted
+        indices) when given; ties break by index."""
         scores = self.scores(query)
+        if candidates is not None:
+            scores = scores[candidates]
+            order = top_k_indices(scores, k)
+            return candidates[order], scores[order]
         order = top_k_indices(scores, k)
         return order, scores[order]
 

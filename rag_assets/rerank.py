@@ -1,8 +1,10 @@
 """Rerankers re-score a shortlist with the query and passage seen together.
 
-The first implementation is a sentence-transformers CrossEncoder loaded from a local
-folder or the Hugging Face cache, never downloaded: where none is on the machine the
-caller gets the reason in words and no rerank results exist.
+Two kinds, each reported under its own name: a sentence-transformers CrossEncoder
+(`rerank`), loaded from a local folder or the Hugging Face cache and never downloaded
+(where none is on the machine the caller gets the reason in words), and the local
+language model asked whether the passage answers the query (`rerank-llm`), which runs
+wherever the generator does.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ CROSS_ENCODER_ENV = "RAG_ASSETS_CROSS_ENCODER"
 class Reranker(Protocol):
     name: str  # the retriever label its results carry
     model: str  # what scored them
+    depth: int  # how much of the hybrid ranking it re-scores
 
     def score(self, query: str, passages: list[str]) -> np.ndarray: ...
 
 
 class CrossEncoderReranker:
     name = "rerank"
+    depth = 25
 
     def __init__(self, cross_encoder, model: str):
         self.cross_encoder = cross_encoder
@@ -58,3 +62,25 @@ def find_cross_encoder(spec: str | None = None) -> tuple[CrossEncoderReranker | 
             "CrossEncoder folder to get rerank results"
         )
     return CrossEncoderReranker(CrossEncoder(local, device="cpu"), spec), f"loaded {spec} from the local cache"
+
+
+RELEVANCE_PROMPT = (
+    "Passage:\n{passage}\n\nQuery: {query}\n\n"
+    "Does the passage answer the query? Reply with yes or no."
+)
+
+
+class LLMRelevanceReranker:
+    """Score = log-odds of "yes" over "no" as the generator's first answer token."""
+
+    name = "rerank-llm"
+
+    def __init__(self, lm, depth: int = 10):
+        self.lm = lm
+        self.model = lm.identity
+        self.depth = depth
+
+    def score(self, query: str, passages: list[str]) -> np.ndarray:
+        if not passages:
+            return np.zeros(0)
+        return self.lm.log_odds([RELEVANCE_PROMPT.format(passage=p, query=query) for p in passages])

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from rag_assets import dense
 from rag_assets.fusion import RRF_K, rrf
@@ -20,22 +22,33 @@ from rag_assets.lexical import BM25Index
 from rag_assets.rerank import Reranker
 
 DEPTH = 100
-RERANK_DEPTH = 25
 RUN_COLUMNS = [
     "query_id", "strategy", "retriever", "chunk_ids", "scores", "distances",
     "encode_ms", "stage_ms", "total_ms",
 ]
 
 
+ALL_TENANTS = "*"  # evaluation and the operator: every document, restricted or not
+
+
 @dataclass
 class ChunkIndex:
-    """One strategy's chunks with their vectors and BM25 index, aligned by row."""
+    """One strategy's chunks with their vectors and BM25 index, aligned by row; `access`
+    holds each chunk's document access list (None: public)."""
 
     strategy: str
     chunk_ids: list[str]
     texts: list[str]
     vectors: np.ndarray
     bm25: BM25Index
+    access: list[frozenset[str] | None] | None = None
+
+    def visible_to(self, tenant: str | None) -> np.ndarray | None:
+        """Rows `tenant` may see (None: all rows): public chunks and those whose access list
+        names it. No tenant sees public chunks only; ALL_TENANTS sees everything."""
+        if tenant == ALL_TENANTS or self.access is None:
+            return None
+        return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
 
     def __post_init__(self):
         if not (len(self.chunk_ids) == len(self.texts) == len(self.vectors) == self.bm25.n_docs):
@@ -54,14 +67,27 @@ def run_queries(
     queries: pd.DataFrame,
     query_vectors: np.ndarray,
     encode_ms: np.ndarray,
-    reranker: Reranker | None = None,
+    rerankers: Sequence[Reranker] = (),
     depth: int = DEPTH,
+    rerank_queries: dict[str, set[str]] | None = None,
+    tenant: str | None = ALL_TENANTS,
 ) -> pd.DataFrame:
-    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query)."""
+    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query).
+
+    Each reranker re-scores the top `reranker.depth` of the hybrid ranking; the rest keeps
+    its hybrid order. `rerank_queries` limits a reranker (by name) to some query ids: a
+    language-model scorer is too slow on a CPU for every query.
+
+    `tenant` filters before ranking, in every retriever: chunks it may not see are never
+    scored, so they cannot reach a result, a fusion or a reranker's shortlist."""
+    rerank_queries = rerank_queries or {}
+    candidates = index.visible_to(tenant)
     rows = []
     ids = np.asarray(index.chunk_ids, dtype=object)
     position = {c: i for i, c in enumerate(index.chunk_ids)}
-    for qi, q in enumerate(queries.itertuples()):
+    rows_of = tqdm(queries.itertuples(), total=len(queries), desc=f"retrieval[{index.strategy}]", unit="query",
+                   leave=False, disable=len(queries) < 50)
+    for qi, q in enumerate(rows_of):
         vec = query_vectors[qi]
         sims_all = index.vectors @ vec
 
@@ -74,12 +100,12 @@ def run_queries(
             })
 
         t0 = time.perf_counter()
-        d_rows, d_scores = dense.top_k(vec, index.vectors, depth)
+        d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
         t_dense = time.perf_counter() - t0
         row("dense", d_rows, d_scores, t_dense, t_dense)
 
         t0 = time.perf_counter()
-        b_rows, b_scores = index.bm25.top_k(q.query, depth)
+        b_rows, b_scores = index.bm25.top_k(q.query, depth, candidates)
         t_bm25 = time.perf_counter() - t0
         row("bm25", b_rows, b_scores, t_bm25, t_bm25)
 
@@ -89,13 +115,15 @@ def run_queries(
         h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
         row("hybrid", h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
 
-        if reranker is not None:
-            shortlist = h_rows[:RERANK_DEPTH]
+        for reranker in rerankers:
+            if reranker.name in rerank_queries and q.query_id not in rerank_queries[reranker.name]:
+                continue
+            shortlist = h_rows[:reranker.depth]
             t0 = time.perf_counter()
             scores = reranker.score(q.query, [index.texts[i] for i in shortlist])
             t_rerank = time.perf_counter() - t0
             order = np.lexsort((np.arange(len(scores)), -scores))
-            reranked = np.concatenate([shortlist[order], h_rows[RERANK_DEPTH:]])
+            reranked = np.concatenate([shortlist[order], h_rows[reranker.depth:]])
             tail = [math.nan] * (len(h_rows) - len(shortlist))
             row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
     return pd.DataFrame(rows, columns=RUN_COLUMNS)

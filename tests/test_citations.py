@@ -1,5 +1,7 @@
 """Citations point at the exact text they quote; numbers that point nowhere are caught."""
 
+import pytest
+
 from rag_assets import corpus
 from rag_assets.chunking import STRATEGIES, chunk_corpus
 from rag_assets.citations import build_context, check_citations, fragment_range
@@ -23,7 +25,7 @@ def test_fragments_slice_exactly_the_quoted_content_and_never_the_header():
         assert c.quote != h["text"] and not c.quote.startswith("[")
         assert c.locator_label == (f"{h['title']} > {h['section']}" if h["section"] else h["title"])
     assert [c.index for c in context.citations] == [1, 2, 3, 4]
-    assert context.prompt.startswith("Answer using ONLY the numbered sources below. Cite every claim as [n].")
+    assert context.prompt.startswith("Answer the question in one short sentence using ONLY the numbered sources below.")
     assert f"[2] {hits[1]['title']} - {context.citations[1].locator_label}\n{hits[1]['content']}" in context.prompt
     assert context.prompt.endswith("QUESTION\nWhat is oxygen?")
 
@@ -35,3 +37,26 @@ def test_numbers_that_point_nowhere_are_reported_not_shown():
     assert [c.index for c in used] == [2, 1]
     assert dangling == [7, 0]
     assert check_citations("No sources cited.", citations) == ([], [])
+
+
+def test_input_budget_keeps_whole_chunks_then_cuts_one_at_a_word_and_omits_the_rest():
+    snap, hits = _hits("C")
+    texts = dict(zip(snap["document_id"], snap["text"]))
+    words = lambda prompt: len(prompt.split())  # noqa: E731 - a tokenizer stand-in: one token per word
+    base = words(build_context("What is oxygen?", []).prompt)
+    sizes = [words(f"[{i}] {h['title']} - x\n{h['content']}") for i, h in enumerate(hits, start=1)]
+    budget = base + sizes[0] + sizes[1] + sizes[2] // 2
+    context = build_context("What is oxygen?", hits, words, budget)
+    assert words(context.prompt) <= budget
+    assert [c.truncated for c in context.citations] == [False, False, True]
+    cut = context.citations[2]
+    assert hits[2]["content"].startswith(cut.quote) and len(cut.quote) < len(hits[2]["content"])
+    assert cut.quote == cut.quote.rstrip() and hits[2]["content"][len(cut.quote)].isspace()  # cut between words
+    start, end = fragment_range(cut.fragment)
+    assert texts[cut.document_id][start:end] == cut.quote
+    assert context.omitted == [hits[3]["chunk_id"]]
+    assert build_context("What is oxygen?", hits, words, 10**6).omitted == []
+    # a budget the first chunk cannot start in: nothing but the question; the question alone over budget: an error
+    assert build_context("What is oxygen?", hits, words, base).citations == []
+    with pytest.raises(ValueError, match="question alone exceeds"):
+        build_context("What is oxygen?", hits, words, base - 1)

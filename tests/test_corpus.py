@@ -15,9 +15,11 @@ def test_snapshot_keeps_going_past_bad_files_and_says_why(tmp_path):
     (docs / "empty.md").write_text("  \n\n ", encoding="utf-8")
     (docs / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (docs / "table.xlsx").write_bytes(b"PK\x03\x04")
+    (docs / "slides.key").write_bytes(b"keynote")
     (docs / ".hidden.md").write_text("ignored", encoding="utf-8")
     frame = corpus.snapshot(docs).set_index("path")
-    assert list(frame.index) == sorted(["good.md", "sub/plain.txt", "latin1.md", "empty.md", "image.md", "table.xlsx"])
+    assert list(frame.index) == sorted(["good.md", "sub/plain.txt", "latin1.md", "empty.md", "image.md", "table.xlsx",
+                                        "slides.key"])
     assert frame.loc["good.md", "status"] == "ok" and frame.loc["good.md", "title"] == "Good"
     assert frame.loc["sub/plain.txt", "title"] == "plain"
     assert frame.loc["sub/plain.txt", "extractor"] == "plaintext"
@@ -25,8 +27,9 @@ def test_snapshot_keeps_going_past_bad_files_and_says_why(tmp_path):
     assert "not valid UTF-8 at byte 3" in errors["latin1.md"]
     assert "empty document" in errors["empty.md"]
     assert "binary file" in errors["image.md"]
-    assert "unsupported file type '.xlsx'" in errors["table.xlsx"]
-    assert (frame.loc[["latin1.md", "empty.md", "image.md", "table.xlsx"], "status"] == "failed").all()
+    assert "corrupt XLSX" in errors["table.xlsx"]
+    assert "unsupported file type '.key'" in errors["slides.key"]
+    assert (frame.loc[["latin1.md", "empty.md", "image.md", "table.xlsx", "slides.key"], "status"] == "failed").all()
     assert frame["sha256"].notna().all()
 
 

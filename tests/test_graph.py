@@ -10,7 +10,8 @@ EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "chunker_settings": {"group": "sources", "deps": [], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"], "checks": []},
-    "corpus_snapshot": {"group": "corpus", "deps": ["corpus_files"], "partitions": None, "checks": ["document_ids_unique"]},
+    "corpus_snapshot": {"group": "corpus", "deps": ["corpus_files"], "partitions": None,
+                        "checks": ["counts_add_up", "document_ids_unique"]},
     "ground_truth": {
         "group": "corpus", "deps": ["corpus_snapshot"], "partitions": None,
         "checks": ["needles_unique_outside_headings"],
@@ -18,7 +19,7 @@ EXPECTED = {
     "chunk_sets": {
         "group": "chunking", "deps": ["chunker_settings", "corpus_snapshot", "ground_truth"],
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
-        "checks": ["chunk_ids_unique", "offsets_slice_back"],
+        "checks": ["chunk_ids_unique", "every_ok_document_chunked", "offsets_slice_back"],
     },
     "embeddings": {
         "group": "indexing", "deps": ["chunk_sets", "embedding_model"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
@@ -43,6 +44,10 @@ EXPECTED = {
     },
     "refusal_sweep": {
         "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
+    },
+    "generation_eval": {
+        "group": "evaluation", "deps": ["bm25_index", "chunk_sets", "corpus_snapshot", "embeddings", "ground_truth",
+                                        "retrieval_runs"], "partitions": None, "checks": [],
     },
     "evaluation_history": {
         "group": "nightly", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
@@ -85,6 +90,6 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
         ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
         ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
-        ("downstream of partitions", ["retrieval_runs", "query_hits", "refusal_sweep", "evaluation_tables",
+        ("downstream of partitions", ["retrieval_runs", "generation_eval", "query_hits", "refusal_sweep", "evaluation_tables",
                                       "evaluation_history", "significance_report", "regression_report"], None),
     ]

@@ -4,14 +4,12 @@ import dataclasses
 
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
-from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-from dagster._core.definitions.data_version import CachingStaleStatusResolver
-from dagster._time import get_current_datetime
 
 from rag_assets import chunking
 from rag_assets.defs import build_definitions
 from rag_assets.defs.plan import materialization_steps
 from rag_assets.defs.resources import EmbedderResource
+from rag_assets.defs.serving import stale_resolver
 from rag_assets.defs.sources import record_source_versions
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -21,9 +19,7 @@ STRATEGIES = ["A", "C"]
 def _stale(defs, instance) -> dict[str, list[str]]:
     """asset[partition] -> stale causes, for every materialised asset that is stale."""
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=graph)
-    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+    resolver = stale_resolver(defs, instance)
     out = {}
     for key in graph.materializable_asset_keys:
         node = graph.get(key)
@@ -47,7 +43,7 @@ def _requested(result) -> set[str]:
 @pytest.fixture
 def built(tiny_dataset, tmp_path):
     """Everything materialised for strategies A and C; the automation cursor past its first tick."""
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset)
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
     with instance_for_test() as instance:
         record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
         job = defs.resolve_implicit_global_asset_job_def()
@@ -78,7 +74,7 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
 
 def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_path):
     defs, instance, cursor, dataset = built
-    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset,
+    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False,
                               embedder=EmbedderResource(model_name="another/embedding-model"))
     assert record_source_versions(instance, other.resources["dataset"], other.resources["embedder"]) == ["embedding_model"]
     assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}

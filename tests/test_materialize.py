@@ -1,11 +1,15 @@
 """The whole graph on a tiny corpus, in a real Dagster instance, through the real IO manager."""
 
+import json
+
 import pandas as pd
 import pytest
 import pyarrow.parquet as pq
 from dagster import AssetKey, DagsterInstance, instance_for_test
 
+from rag_assets import answer_scoring
 from rag_assets.chunking import CHUNK_COLUMNS, STRATEGIES
+from rag_assets.citations import fragment_range
 from rag_assets.cli import main
 from rag_assets.defs import build_definitions
 from rag_assets.defs.evaluation_assets import check_same_inputs
@@ -33,7 +37,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         checks = [e for r in results for e in r.get_asset_check_evaluations()]
-        assert len(checks) == 3 + 4 * len(STRATEGIES) and all(c.passed for c in checks)
+        assert len(checks) == 4 + 5 * len(STRATEGIES) and all(c.passed for c in checks)
 
         snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
         assert set(CONTRACT["corpus_snapshot"]) <= set(snapshot.columns)
@@ -66,8 +70,13 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert by_partition["A"]["answerable_questions"].value == 3
 
         runs = pd.read_parquet(data_dir / "assets" / "retrieval_runs.parquet")
-        assert set(runs["strategy"]) == set(STRATEGIES) and set(runs["retriever"]) == {"dense", "bm25", "hybrid"}
-        assert len(runs) == len(truth) * len(STRATEGIES) * 3
+        assert set(runs["strategy"]) == set(STRATEGIES)
+        assert set(runs["retriever"]) == {"dense", "bm25", "hybrid", "rerank-llm"}
+        llm = runs[runs["retriever"] == "rerank-llm"]  # the serving strategy, answerable queries of the sample
+        assert set(llm["strategy"]) == {"E"}
+        assert sorted(llm["query_id"]) == sorted(truth.loc[truth["kind"] == "answerable", "query_id"])
+        assert llm["reranker_model"].str.startswith("HuggingFaceTB/SmolLM2-135M-Instruct").all()
+        assert len(runs) == len(truth) * len(STRATEGIES) * 3 + len(llm)
         table = pd.read_parquet(data_dir / "assets" / "evaluation_tables.parquet")
         assert {"strategy", "retriever", "metric", "value", "ci_low", "ci_high", "n_queries", "corpus_hash",
                 "ground_truth_hash", "model_id", "chunker"} <= set(table.columns)
@@ -77,6 +86,23 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert (data_dir / "reports" / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         rerank = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization.metadata["rerank"]
         assert "no cross-encoder on this machine" in rerank.value
+        significance = pd.read_parquet(data_dir / "assets" / "significance_report.parquet")
+        llm_vs_hybrid = significance[significance["comparison"] == "LLM rerank vs hybrid (strategy E)"]
+        assert len(llm_vs_hybrid) == 4 and (llm_vs_hybrid["n_queries"] == len(llm)).all()  # paired on its own queries
+
+        answers = pd.read_parquet(data_dir / "assets" / "generation_eval.parquet").set_index("query_id")
+        assert sorted(answers["kind"]) == ["answerable"] * 3 + ["out_of_domain", "unanswerable"]
+        assert answers.loc["q-passport#0", "refused"] and pd.isna(answers.loc["q-passport#0", "prompt"])
+        for r in answers[~answers["refused"]].itertuples():  # the model saw sources; every citation slices its quote
+            assert "Answer the question in one short sentence" in r.prompt and r.prompt.endswith("According to source [")
+            assert r.answer.startswith("According to source [") and r.generator.startswith("HuggingFaceTB/SmolLM2")
+            for c in json.loads(r.sources):
+                start, end = fragment_range(c["fragment"])
+                assert texts[c["document_id"]][start:end] == c["quote"]
+        assert answers.loc["q-valve#0", "outcome"] in answer_scoring.OUTCOMES
+        meta = instance.get_latest_materialization_event(AssetKey("generation_eval")).asset_materialization.metadata
+        assert set(meta["latency_ms"].value) == {"retrieval_ms", "context_ms", "generation_ms"}
+        assert "abstained (either)" in meta["summary"].value
 
         # hits are scored only against the chunks and questions the runs were computed from
         chunk_frames = {s: pd.read_parquet(data_dir / "assets" / "chunk_sets" / f"{s}.parquet") for s in STRATEGIES}
@@ -121,6 +147,27 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         assert len(instance.get_runs()) == 4
+
+    # ask answers from what was materialised, with citations that slice their quotes out of the document
+    ask = ["ask", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--json"]
+    assert main([*ask, "Which way should the inlet valve face?"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert not answer["refused"] and answer["strategy"] == "E" and answer["retriever"] == "hybrid"
+    assert answer["answer"] and answer["model"].startswith("HuggingFaceTB/SmolLM2")
+    document = (tiny_dataset / "documents" / "guide.md").read_text()
+    sources = [s for s in answer["sources"] if s["document_id"].startswith("guide")]
+    assert sources and all(document[slice(*fragment_range(s["fragment"]))] == s["quote"] for s in sources)
+    assert {c["index"] for c in answer["citations"]} <= {s["index"] for s in answer["sources"]}
+    assert main([*ask, "How do I renew my passport?"]) == 0
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["refused"] and refused["model"] is None and refused["nearest_distance"] > refused["threshold"]
+    assert main(["ask", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "How do I renew my passport?"]) == 0
+    assert capsys.readouterr().out.startswith("NO ANSWER: no retrieved chunk is under the distance threshold")
+    with pytest.raises(SystemExit, match=r"chunk_sets\[B\] has never been materialised"):
+        main([*ask, "--strategy", "B", "Which way should the inlet valve face?"])
+    (tiny_dataset / "documents" / "guide.md").write_text(document.replace("north", "south"))
+    with pytest.raises(SystemExit, match=r"corpus_snapshot is stale: .*corpus_files"):
+        main([*ask, "Which way should the inlet valve face?"])
 
 
 def test_cli_run_refuses_a_folder_that_is_not_a_dataset(tmp_path):

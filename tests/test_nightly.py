@@ -23,7 +23,7 @@ def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
     job = defs.resolve_job_def(schedule.job_name)
     selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
     assert selected == {"retrieval_runs", "query_hits", "evaluation_tables", "significance_report", "refusal_sweep",
-                        "evaluation_history", "regression_report"}
+                        "generation_eval", "evaluation_history", "regression_report"}
 
 
 def _hits(ranks, strategy="C", retriever="dense"):
@@ -65,7 +65,7 @@ def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path, monkeypatc
     for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
         monkeypatch.setenv(var, "unset")
     data_dir = tmp_path / "data"
-    args = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C"]
+    args = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
     assert main(args) == 0 and main(args) == 0
     report = (data_dir / "reports" / "regression_report.md").read_text()
     assert "No significant loss." in report and "| C | dense | 1 |" in report

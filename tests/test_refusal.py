@@ -57,7 +57,7 @@ def test_refusal_sweep_through_the_graph(tiny_dataset, tmp_path, monkeypatch):
     for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
         monkeypatch.setenv(var, "unset")
     data_dir = tmp_path / "data"
-    assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E"]) == 0
+    assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]) == 0
     sweep = pd.read_parquet(data_dir / "assets" / "refusal_sweep.parquet")
     assert set(sweep["group"]) == {"answerable", "unanswerable", "out_of_domain"}
     per = sweep.groupby(["threshold", "group"])["count"].sum().unstack()

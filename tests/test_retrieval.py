@@ -108,7 +108,7 @@ def test_real_model_gives_unit_vectors_and_a_stable_identity(embedder):
 class OverlapScorer:
     """A real (if simple) relevance scorer behind the Reranker interface: shared query words."""
 
-    name, model = "rerank", "word-overlap"
+    name, model, depth = "rerank", "word-overlap", 25
 
     def score(self, query, passages):
         q = set(query.lower().split())
@@ -122,7 +122,7 @@ def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):
     index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors, BM25Index.build(chunks["text"].tolist()))
     queries = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["Who was the Norse leader?", "When were the Normans in Normandy?"]})
     qv = embedder.encode(queries["query"].tolist())
-    runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), OverlapScorer(), depth=50)
+    runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), [OverlapScorer()], depth=50)
     assert runs.groupby("query_id")["retriever"].apply(list).tolist() == [["dense", "bm25", "hybrid", "rerank"]] * 2
     by = runs.set_index(["query_id", "retriever"])
     d, b, h, r = (by.loc[("q1", x)] for x in ("dense", "bm25", "hybrid", "rerank"))

@@ -6,10 +6,11 @@ from dagster import AssetSelection, AutomationCondition, AutomationConditionSens
 # when the asset's own code version changed: eager() alone ignores code-version changes.
 AUTOMATION = AutomationCondition.eager() | AutomationCondition.code_version_changed()
 
-# query_hits reads chunk sets and questions only to score retrieval_runs, which read them too:
-# it waits for new runs instead of scoring old runs against new chunks or questions.
+# query_hits, refusal_sweep and generation_eval read the index and questions that retrieval_runs
+# also read: they wait for new runs instead of pairing old runs with new chunks or questions.
 AFTER_RETRIEVAL = (
-    AutomationCondition.eager().ignore(AssetSelection.assets("chunk_sets", "ground_truth"))
+    AutomationCondition.eager().ignore(
+        AssetSelection.assets("corpus_snapshot", "chunk_sets", "embeddings", "ground_truth"))
     | AutomationCondition.code_version_changed()
 )
 

@@ -23,7 +23,7 @@ from rag_assets.defs.sources import chunker_settings
 # The chunking code itself; bump it when the algorithms change. A strategy's settings are not
 # part of it: they are the per-partition source `chunker_settings`, so changing one strategy
 # stales that strategy's chunk set only (a code version would stale every partition).
-CHUNKER_CODE_VERSION = "chunker1"
+CHUNKER_CODE_VERSION = "chunker2"
 
 
 def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str]:
@@ -36,7 +36,7 @@ def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str
 
 
 def chunk_table_hash(chunks: pd.DataFrame) -> str:
-    payload = chunks[["chunk_id", "text", "start", "end"]].to_json(orient="values")
+    payload = chunks[["chunk_id", "text", "start", "end", "locator"]].to_json(orient="values")
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -49,6 +49,7 @@ def chunk_table_hash(chunks: pd.DataFrame) -> str:
     check_specs=[
         AssetCheckSpec("offsets_slice_back", asset="chunk_sets"),
         AssetCheckSpec("chunk_ids_unique", asset="chunk_sets"),
+        AssetCheckSpec("every_ok_document_chunked", asset="chunk_sets"),
     ],
 )
 def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, ground_truth: pd.DataFrame):
@@ -61,6 +62,7 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
     context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")
     bad_offsets = offset_violations(chunks, corpus_snapshot)
     duplicate_ids = chunks["chunk_id"][chunks["chunk_id"].duplicated()].tolist()
+    coverage = corpus.chunk_coverage(corpus_snapshot, chunks)
     yield Output(
         chunks,
         data_version=DataVersion(chunk_table_hash(chunks)),
@@ -68,6 +70,7 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
             **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in stats.items()},
             "settings": MetadataValue.json(strategy.settings()),
             "destroyed_question_ids": MetadataValue.json(destroyed),
+            "chunks_per_document": MetadataValue.json(coverage["chunks_per_document"]),
         },
     )
     yield AssetCheckResult(
@@ -79,4 +82,10 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
         check_name="chunk_ids_unique",
         passed=not duplicate_ids,
         metadata={"duplicates": MetadataValue.json(duplicate_ids[:10])},
+    )
+    yield AssetCheckResult(
+        check_name="every_ok_document_chunked",
+        passed=not coverage["ok_without_chunks"] and not coverage["chunks_of_other_documents"],
+        metadata={"ok_without_chunks": MetadataValue.json(coverage["ok_without_chunks"]),
+                  "chunks_of_other_documents": MetadataValue.json(coverage["chunks_of_other_documents"])},
     )

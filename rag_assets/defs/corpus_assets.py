@@ -1,6 +1,9 @@
 """corpus_snapshot and ground_truth: thin wrappers over rag_assets.corpus / ground_truth."""
 
 
+import json
+import time
+
 import pandas as pd
 from dagster import (
     AssetCheckResult,
@@ -13,43 +16,61 @@ from dagster import (
 )
 
 from rag_assets import corpus
+from rag_assets.extractors import EXTRACTORS
 from rag_assets import ground_truth as gt
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.io_manager import markdown_preview
 from rag_assets.defs.resources import DatasetResource
 from rag_assets.defs.sources import corpus_files
 
-EXTRACTORS_VERSION = "-".join(sorted({f"{n}{v}" for n, v in corpus.EXTRACTORS.values()}))
+EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS.values()}))
 
 
 @asset(
     group_name="corpus",
-    code_version=f"snapshot1+{EXTRACTORS_VERSION}",
+    code_version=f"snapshot2+{EXTRACTORS_VERSION}",
     deps=[corpus_files],
     automation_condition=AUTOMATION,
-    check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot")],
+    check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot"),
+                 AssetCheckSpec("counts_add_up", asset="corpus_snapshot")],
 )
 def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
     """One row per document file: canonical text, sha256, extractor, ok or failed with a reason."""
-    frame = corpus.snapshot(dataset.dataset().documents_dir)
+    started = time.perf_counter()
+    frame = corpus.snapshot(dataset.dataset().documents_dir, dataset.max_file_mb * 2**20)
+    seconds = time.perf_counter() - started
     failed = frame[frame["status"] == "failed"]
     for row in failed.itertuples():
         context.log.warning(f"document failed: {row.path}: {row.error}")
+    counts = corpus.ledger(frame)
+    notes = {r.path: json.loads(r.notes) for r in frame.itertuples() if r.status == "ok" and json.loads(r.notes)}
     duplicates = frame["document_id"][frame["document_id"].duplicated()].tolist()
     yield Output(
         frame,
         data_version=DataVersion(corpus.corpus_hash(frame)),
         metadata={
             "corpus_hash": corpus.corpus_hash(frame),
-            "documents_seen": len(frame),
-            "documents_ok": int((frame["status"] == "ok").sum()),
-            "documents_failed": len(failed),
+            "documents_seen": counts["seen"],
+            "documents_ok": counts["ok"],
+            "documents_failed": counts["failed"],
+            "failed_by_reason": MetadataValue.json(counts["failed_by_reason"]),
             "characters": int(frame["text"].str.len().sum()),
-            "failures": MetadataValue.md(markdown_preview(failed[["path", "error"]], rows=len(failed)))
+            "megabytes_per_second": MetadataValue.float(float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0),
+            "failures": MetadataValue.md(markdown_preview(failed[["path", "reason", "error"]], rows=len(failed)))
             if len(failed) else MetadataValue.md("none"),
+            "extraction_notes": MetadataValue.json(notes),
+            "restricted_documents": int(frame["access"].notna().sum()),
         },
     )
-    yield AssetCheckResult(passed=not duplicates, metadata={"duplicates": MetadataValue.json(duplicates)})
+    yield AssetCheckResult(check_name="document_ids_unique", passed=not duplicates,
+                           metadata={"duplicates": MetadataValue.json(duplicates)})
+    yield AssetCheckResult(
+        check_name="counts_add_up",
+        passed=(counts["seen"] == counts["ok"] + counts["failed"]
+                and counts["failed"] == sum(counts["failed_by_reason"].values())
+                and not counts["other_status"] and not counts["ok_without_text"] and not counts["failed_without_reason"]),
+        metadata={k: MetadataValue.int(v) if isinstance(v, int) else MetadataValue.json(v) for k, v in counts.items()},
+    )
 
 
 @asset(

@@ -10,12 +10,11 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from rag_assets import chunking, evaluation, refusal, report
 from rag_assets import ground_truth as gt
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.index_assets import bm25_index, bm25_path, vectors_of
-from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
-from rag_assets.embedding import require_identity
-from rag_assets.lexical import BM25Index
-from rag_assets.rerank import find_cross_encoder
-from rag_assets.retrieval import ChunkIndex, run_queries
+from rag_assets.defs.index_assets import bm25_index, chunk_index
+from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
+from rag_assets.ground_truth import Sample
+from rag_assets.rerank import LLMRelevanceReranker, find_cross_encoder
+from rag_assets.retrieval import run_queries
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
@@ -27,15 +26,16 @@ def _percentiles(values: pd.Series) -> dict:
 
 @asset(
     group_name="evaluation",
-    code_version="retrieval1",
+    code_version="retrieval2",
     automation_condition=AUTOMATION,
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
     deps=[bm25_index],
 )
 def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, retrieval: RetrievalSettings,
-                   data_dir: DataDirResource, ground_truth: pd.DataFrame,
+                   generator: GeneratorResource, data_dir: DataDirResource, ground_truth: pd.DataFrame,
                    chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
-    """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies."""
+    """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
+    The LLM reranker runs on the serving strategy only, for a fixed sample of answerable questions."""
     model = embedder.load()
     queries = ground_truth[["query_id", "query"]]
     encode_ms, vectors = [], []
@@ -46,18 +46,31 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     query_vectors, encode_ms = np.stack(vectors), np.array(encode_ms)
     reranker, rerank_status = find_cross_encoder(retrieval.cross_encoder or None)
     context.log.info(f"reranker: {rerank_status}")
+    strategies = sorted(set(chunk_sets) & set(embeddings))
+    serving = retrieval.serving(strategies)
+    llm_sample = gt.sample(ground_truth[ground_truth["kind"] == "answerable"], Sample(retrieval.llm_rerank_questions, 0, 0))
+    llm_reranker, llm_status = None, "off (llm_rerank_questions = 0)"
+    if len(llm_sample):
+        try:
+            llm_reranker = LLMRelevanceReranker(generator.load(), retrieval.llm_rerank_depth)  # reads the weights' hash
+            llm_status = (f"{llm_reranker.model}, top {llm_reranker.depth} of hybrid, strategy {serving}, "
+                          f"{len(llm_sample)} answerable queries")
+        except FileNotFoundError as exc:
+            llm_status = f"off: {exc}"
+    context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
     frames = []
-    for strategy in sorted(set(chunk_sets) & set(embeddings)):
-        require_identity(embeddings[strategy]["model_id"], model.identity, f"embeddings[{strategy}]")
-        index = ChunkIndex(strategy, chunk_sets[strategy]["chunk_id"].tolist(), chunk_sets[strategy]["text"].tolist(),
-                           vectors_of(embeddings[strategy]), BM25Index.load(bm25_path(data_dir, strategy)))
-        frames.append(run_queries(index, queries, query_vectors, encode_ms, reranker))
+    for strategy in strategies:
+        index = chunk_index(data_dir, strategy, chunk_sets[strategy], embeddings[strategy], model.identity)
+        rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
+        frames.append(run_queries(index, queries, query_vectors, encode_ms, rerankers,
+                                  rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])}))
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
     runs["corpus_hash"] = runs["strategy"].map({s: c["corpus_hash"].iloc[0] if len(c) else None for s, c in chunk_sets.items()})
     runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
+    runs["reranker_model"] = runs["retriever"].map({r.name: r.model for r in (reranker, llm_reranker) if r is not None})
     latency = {r: {"stage_ms": _percentiles(g["stage_ms"]), "total_ms": _percentiles(g["total_ms"])}
                for r, g in runs.groupby("retriever")}
     yield Output(runs, metadata={
@@ -65,6 +78,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
         "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
         "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
         "rerank": rerank_status,
+        "rerank_llm": llm_status,
         "query_encode_ms": MetadataValue.json(_percentiles(pd.Series(encode_ms))),
         "latency_ms": MetadataValue.json(latency),
     })
@@ -142,9 +156,6 @@ def significance_report(context: AssetExecutionContext, data_dir: DataDirResourc
     })
 
 
-REFUSAL_FALLBACK = ["E", "C", "F", "D", "B", "A", "W", "doc"]
-
-
 @asset(group_name="evaluation", code_version="refusal1", automation_condition=AFTER_RETRIEVAL,
        ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
 def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, data_dir: DataDirResource,
@@ -152,11 +163,9 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
     answers with and without the needle, refusals, and bluffs on questions that must get no answer."""
     check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
-    threshold, present = retrieval.refusal_threshold, set(retrieval_runs["strategy"])
-    # the configured strategy, else the first materialised one in the chapter's order of preference
-    strategy = next(s for s in [retrieval.refusal_strategy, *REFUSAL_FALLBACK, *sorted(present)] if s in present)
-    if strategy != retrieval.refusal_strategy:
-        context.log.warning(f"refusal_strategy {retrieval.refusal_strategy} has no retrieval runs; using {strategy}")
+    threshold, strategy = retrieval.refusal_threshold, retrieval.serving(set(retrieval_runs["strategy"]))
+    if strategy != retrieval.serving_strategy:
+        context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
     runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
     texts = dict(zip(chunk_sets[strategy]["chunk_id"], chunk_sets[strategy]["text"]))
     thresholds = sorted(set(refusal.GRID) | {threshold})
@@ -171,7 +180,7 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     ood = best.loc[best["kind"] != "answerable", "best"]
     return Output(sweep, metadata={
         "strategy": strategy,
-        "configured_strategy": retrieval.refusal_strategy,
+        "configured_strategy": retrieval.serving_strategy,
         "operating_threshold": MetadataValue.float(threshold),
         "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
         "distances": MetadataValue.md(f"![best distances]({report.data_uri(png)})"),

@@ -15,14 +15,15 @@ from dagster import (
     asset,
 )
 
-from rag_assets import dense
+from rag_assets import corpus, dense
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.sources import embedding_model
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
-from rag_assets.embedding import PIPELINE_VERSION, wordpiece_counts
+from rag_assets.embedding import PIPELINE_VERSION, require_identity, wordpiece_counts
 from rag_assets.embedding_cache import EmbeddingCache
 from rag_assets.lexical import BM25Index
+from rag_assets.retrieval import ChunkIndex
 
 UNIT_TOLERANCE = 1e-5
 
@@ -120,3 +121,20 @@ def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrie
         "vocabulary": index.vocabulary_size,
         "build_seconds": MetadataValue.float(seconds),
     })
+
+
+def chunk_index(data_dir: DataDirResource, strategy: str, chunks: pd.DataFrame, embeddings: pd.DataFrame,
+                model_identity: str, snapshot: pd.DataFrame | None = None) -> ChunkIndex:
+    """One strategy's materialised chunks, vectors and BM25 index, refused unless they line up
+    and the vectors come from the model that embeds the queries. With the corpus snapshot,
+    each chunk carries its document's access list (for tenant filtering)."""
+    require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
+    if embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist():
+        raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}]: "
+                         f"rematerialise embeddings[{strategy}]")
+    access = None
+    if snapshot is not None:
+        lists = corpus.access_by_document(snapshot)
+        access = [lists[d] for d in chunks["document_id"]]
+    return ChunkIndex(strategy, chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors_of(embeddings),
+                      BM25Index.load(bm25_path(data_dir, strategy)), access)

@@ -86,10 +86,11 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
 
 
 EVALUATION_ASSETS = ["retrieval_runs", "query_hits", "evaluation_tables", "significance_report", "refusal_sweep",
-                     "evaluation_history", "regression_report"]
+                     "generation_eval", "evaluation_history", "regression_report"]
 nightly_evaluation_job = define_asset_job(
     "nightly_evaluation", selection=AssetSelection.assets(*EVALUATION_ASSETS),
-    description="Re-run every query through every retriever, append to the history, compare with the previous run.",
+    description="Re-run every query through every retriever and the generation sample, append to the history, "
+                "compare with the previous run.",
 )
 nightly_evaluation_schedule = ScheduleDefinition(
     name="nightly_evaluation_0200_utc", job=nightly_evaluation_job, cron_schedule="0 2 * * *",

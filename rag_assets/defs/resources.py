@@ -7,8 +7,10 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
+from rag_assets.corpus import MAX_BYTES
 from rag_assets.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.embedding import MODEL_NAME, Embedder
+from rag_assets.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ground_truth import FULL, Sample
 from rag_assets.lexical import BM25Settings
 
@@ -31,6 +33,7 @@ class DatasetResource(ConfigurableResource):
     sample_answerable: int = Sample.answerable
     sample_unanswerable: int = Sample.unanswerable
     sample_seed: int = Sample.seed
+    max_file_mb: float = MAX_BYTES / 2**20
 
     def dataset(self) -> Dataset:
         return Dataset(Path(self.root)).check()
@@ -71,9 +74,14 @@ def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:
     return Embedder(Path(model_path) if model_path else None, model_name, batch_size)
 
 
+SERVING_FALLBACK = ["E", "C", "F", "D", "B", "A", "W", "doc"]  # the chapter's order of preference
+
+
 class RetrievalSettings(ConfigurableResource):
-    """BM25 parameters, the reranker (a local CrossEncoder folder or cached name), and the
-    refusal gate's operating point: the strategy whose dense distances it reads, and the threshold."""
+    """BM25 parameters, the rerankers, and how questions are answered: the serving strategy
+    (the refusal sweep, the LLM reranker, generation_eval and `ask` use it) and the refusal
+    gate's threshold. The cross-encoder is a local folder or a cached name; the LLM reranker
+    runs on a fixed sample of answerable questions (0 turns it off), a CPU being too slow for all."""
 
     bm25_variant: str = "lucene"
     bm25_k1: float = 1.2
@@ -81,9 +89,43 @@ class RetrievalSettings(ConfigurableResource):
     bm25_stopwords: bool = False
     bm25_stemming: bool = False
     cross_encoder: str = ""
-    refusal_strategy: str = "E"
+    llm_rerank_questions: int = 30
+    llm_rerank_depth: int = 10
+    serving_strategy: str = "E"
     refusal_threshold: float = 0.6
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(variant=self.bm25_variant, k1=self.bm25_k1, b=self.bm25_b,
                             stopwords=self.bm25_stopwords, stemming=self.bm25_stemming)
+
+    def serving(self, present) -> str:
+        """The configured serving strategy, or the first materialised one in order of preference."""
+        return next(s for s in [self.serving_strategy, *SERVING_FALLBACK, *sorted(present)] if s in present)
+
+
+class GeneratorResource(ConfigurableResource):
+    """The language model that answers (and scores passages for `rerank-llm`): a .gguf file or
+    a transformers model folder; empty = the packaged SmolLM2-135M-Instruct. Greedy decoding;
+    prompts longer than `input_budget` tokens keep whole chunks while they fit; the answer starts
+    with `answer_prefix` (empty: the model starts it)."""
+
+    model: str = ""
+    max_new_tokens: int = MAX_NEW_TOKENS
+    input_budget: int = INPUT_BUDGET
+    answer_prefix: str = ANSWER_PREFIX
+    eval_answerable: int = 20
+    eval_unanswerable: int = 8
+    eval_out_of_domain: int = 8
+    eval_seed: int = 7
+
+    def load(self) -> LocalLM:
+        return _lm(self.model, self.max_new_tokens, self.answer_prefix)
+
+    def eval_sample(self) -> Sample:
+        return Sample(self.eval_answerable, self.eval_unanswerable, self.eval_out_of_domain, self.eval_seed)
+
+
+@lru_cache(maxsize=1)
+def _lm(model: str, max_new_tokens: int, answer_prefix: str) -> LocalLM:
+    """One loaded generator per process: the LLM reranker and generation_eval share it."""
+    return LocalLM(model, max_new_tokens, answer_prefix)

@@ -1,0 +1,144 @@
+"""The generator, the LLM relevance scorer, the ask path and how answers are scored."""
+
+import pandas as pd
+import pytest
+
+from rag_assets import answer_scoring as scoring
+from rag_assets import corpus
+from rag_assets.answering import Answerer
+from rag_assets.chunking import STRATEGIES, chunk_corpus
+from rag_assets.citations import build_context, fragment_range
+from rag_assets.embedding import Embedder
+from rag_assets.generation import Generation, LocalLM
+from rag_assets.lexical import BM25Index
+from rag_assets.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
+from rag_assets.retrieval import ChunkIndex
+
+from conftest import TINY_DOCS, write_dataset
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return LocalLM()
+
+
+@pytest.fixture(scope="module")
+def pump(tmp_path_factory):
+    """The tiny pump corpus as an E chunk set with real vectors and a BM25 index."""
+    root = write_dataset(tmp_path_factory.mktemp("pump"), TINY_DOCS)
+    snap = corpus.snapshot(root / "documents")
+    chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
+    embedder = Embedder()
+    index = ChunkIndex("E", chunks["chunk_id"].tolist(), chunks["text"].tolist(), embedder.encode(chunks["text"].tolist()),
+                       BM25Index.build(chunks["text"].tolist()))
+    return snap, chunks, index, embedder
+
+
+class ScriptedLM:
+    """Counts calls; answers with a fixed text. Tokens are words."""
+
+    identity = "scripted"
+
+    def __init__(self, text):
+        self.text, self.calls = text, 0
+
+    def count_tokens(self, prompt):
+        return len(prompt.split())
+
+    def rendered(self, prompt):
+        return prompt
+
+    def generate(self, prompt):
+        self.calls += 1
+        return Generation(self.text, self.count_tokens(prompt), 3, 1.0)
+
+
+def test_squad_normalisation_exact_match_f1_and_containment():
+    assert scoring.normalize_answer("The  Cat, sat!  ") == "cat sat"
+    assert scoring.exact_match("the cat.", ["A cat"]) == 1.0 and scoring.exact_match("cats", ["cat"]) == 0.0
+    assert scoring.token_f1("the cat sat on the mat", ["cat on mat"]) == pytest.approx(2 * 0.75 / 1.75)
+    assert scoring.token_f1("dog", ["cat", "dog"]) == 1.0 and scoring.token_f1("", ["cat"]) == 0.0
+    assert scoring.contains_answer("It was built in 1889, in Paris.", ["1889"])
+    assert not scoring.contains_answer("It was built in 18890.", ["1889"])  # whole tokens only
+
+
+def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
+    needle = "The inlet valve must face north."
+    source = {"quote": needle}
+    other = {"quote": "Tighten the bolts."}
+
+    def row(answer, sources, cited, kind="answerable", refused=False):
+        return {"kind": kind, "answers": ["north"], "needle": needle if kind == "answerable" else None,
+                "refused": refused, "declined": answer == "NO ANSWER", "answer": answer,
+                "sources": sources, "citations": cited, "dangling": []}
+
+    scored = scoring.score_answers(pd.DataFrame([
+        row("It faces north [1].", [source], [source]),
+        row("North [1].", [source, other], [other]),
+        row("South [1].", [other], [other]),
+        row("South [1].", [source], [source]),
+        row(None, [], [], refused=True),
+        row("NO ANSWER", [other], [], kind="unanswerable"),
+    ]))
+    assert scored["outcome"].tolist()[:5] == [scoring.OUTCOMES[0], scoring.OUTCOMES[1], scoring.OUTCOMES[2],
+                                              scoring.OUTCOMES[3], scoring.OUTCOMES[2]]
+    assert scored["contains"].tolist()[:5] == [1.0, 1.0, 0.0, 0.0, 0.0]
+    summary = scoring.summary(scored).set_index(["metric", "group"])
+    assert summary.loc[("correct with evidence", "answerable"), "count"] == 1
+    assert summary.loc[("declined by the model", "unanswerable"), "count"] == 1
+    assert summary.loc[("citations all valid", "answered"), "n"] == 4  # refusals and the decline are not answers
+
+
+def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pump):
+    snap, chunks, index, embedder = pump
+    silent = ScriptedLM("unused")
+    refused = Answerer(index, chunks, embedder, silent, threshold=0.05).ask("How do I renew my passport?")
+    assert refused.refused and silent.calls == 0 and refused.answer is None and refused.nearest_distance > 0.05
+
+    scripted = ScriptedLM("It must face north [1], see also [9].")
+    answer = Answerer(index, chunks, embedder, scripted, threshold=2.0).ask("Which way should the inlet valve face?")
+    assert scripted.calls == 1 and not answer.refused
+    assert [c.index for c in answer.citations] == [1] and answer.dangling == [9]
+    assert len(answer.sources) == 4  # the gate keeps at most four
+    texts = dict(zip(snap["document_id"], snap["text"]))
+    for c in answer.sources:
+        start, end = fragment_range(c.fragment)
+        assert texts[c.document_id][start:end] == c.quote
+    with pytest.raises(ValueError, match="unknown retriever"):
+        Answerer(index, chunks, embedder, scripted, retriever="magic")
+    with pytest.raises(ValueError, match="empty"):
+        Answerer(index, chunks, embedder, scripted).ask("  ")
+
+
+def test_smollm2_answers_greedily_from_its_sources_within_the_token_budget(lm, pump):
+    _, chunks, _, _ = pump
+    hits = [{**r, "cosine_distance": 0.3} for r in chunks.head(3).to_dict("records")]
+    context = build_context("When was the Eiffel Tower completed?",
+                            [{**hits[0], "content": "The Eiffel Tower in Paris was completed in 1889."}])
+    first, second = lm.generate(context.prompt), lm.generate(context.prompt)
+    assert first.text == second.text and "1889" in first.text  # greedy: the same prompt, the same answer
+    assert first.prompt_tokens == lm.count_tokens(context.prompt) and 0 < first.new_tokens <= lm.max_new_tokens
+    whole = lm.count_tokens(build_context("q", hits).prompt)
+    budgeted = build_context("q", hits, lm.count_tokens, whole - 5)
+    assert lm.count_tokens(budgeted.prompt) <= whole - 5 and budgeted.citations[-1].truncated
+    assert lm.identity.startswith("HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)@sha256:")
+
+
+def test_llm_relevance_is_the_log_odds_of_yes_over_no_and_ignores_padding(lm):
+    import torch
+
+    reranker = LLMRelevanceReranker(lm)
+    query = "What is the capital of France?"
+    passages = ["Bananas are a yellow fruit.",
+                "Paris is the capital and largest city of France, on the river Seine.",
+                "The stock market closed lower on Tuesday after a volatile session of trading in technology shares."]
+    scores = reranker.score(query, passages)
+    for passage, score in zip(passages, scores):  # one prompt alone, no padding, computed by hand
+        ids = torch.tensor([lm.prompt_ids(RELEVANCE_PROMPT.format(passage=passage, query=query))])
+        with torch.inference_mode():
+            last = lm.model(input_ids=ids).logits[0, -1].log_softmax(-1)
+        token = lambda w: lm.tokenizer.encode(w, add_special_tokens=False)[0]  # noqa: E731
+        yes = torch.logsumexp(last[[token("yes"), token("Yes")]], 0)
+        no = torch.logsumexp(last[[token("no"), token("No")]], 0)
+        assert score == pytest.approx(float(yes - no), abs=1e-3)  # batched with right padding: the same
+    assert reranker.name == "rerank-llm" and reranker.model == lm.identity and reranker.depth == 10
