@@ -45,6 +45,7 @@ class Answer:
     retrieval_ms: float = 0.0
     context_ms: float = 0.0
     generation_ms: float = 0.0
+    load_ms: float = 0.0  # loading the generator on first use: not part of any stage
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -56,8 +57,9 @@ class Answer:
 class Answerer:
     """Answers questions over one materialised chunk set.
 
-    `chunks`: the chunk set's rows with the document title; `lm`: the generator (anything
-    with identity, count_tokens and generate), touched only when the gate lets a question through."""
+    `chunks`: the chunk set's rows with the document title; `lm`: the generator (anything with
+    identity, load, count_tokens, rendered and generate), touched only when the gate lets a
+    question through."""
 
     def __init__(self, index: ChunkIndex, chunks: pd.DataFrame, embedder, lm, retriever: str = "hybrid",
                  threshold: float = 0.6, budget: int = 1024, rerankers=(), tenant: str | None = None):
@@ -69,6 +71,7 @@ class Answerer:
         self.retriever, self.threshold, self.budget, self.rerankers = retriever, threshold, budget, rerankers
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
         self.rows = chunks.set_index("chunk_id")[HIT_FIELDS[1:]]
+        embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
 
     def retrieve(self, question: str) -> tuple[list[str], list[float], float]:
         """(ranked chunk ids, their cosine distances, milliseconds) from the chosen retriever."""
@@ -94,6 +97,9 @@ class Answerer:
                         nearest_distance=float(min(distances)) if distances else None, retrieval_ms=retrieval_ms)
         if not kept:
             return result
+        t0 = time.perf_counter()
+        self.lm.load()
+        result.load_ms = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         distance_of = dict(zip(ids, distances))
         hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]

@@ -110,18 +110,21 @@ def _print_answer(a) -> None:
     if a.dangling:
         print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
     print(f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
-          f"generation {a.generation_ms:.0f} ms)")
+          f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer from the materialised index; refuse a missing or stale one instead of rebuilding it."""
     import json
 
+    import logging
+
     dataset = Dataset(Path(args.dataset))
     data_dir = _use_data_dir(Path(args.data_dir), dataset.root)
     warnings.filterwarnings("ignore", module="dagster")
     from dagster import DagsterInstance
 
+    logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
     from rag_assets.answering import Answerer
     from rag_assets.defs import build_definitions
     from rag_assets.defs.generation_assets import ANSWER_RETRIEVER

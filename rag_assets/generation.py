@@ -98,6 +98,11 @@ class LocalLM:
         where, kwargs = self._source()
         return AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **kwargs).eval()
 
+    def load(self) -> None:
+        """Read the tokenizer and weights now (tens of seconds for a GGUF), not inside a timed stage."""
+        _ = self.tokenizer  # cached properties: reading them loads them
+        _ = self.model
+
     def prompt_ids(self, prompt: str) -> list[int]:
         """The tokens the model reads: the prompt as a user turn in the model's chat template."""
         tok = self.tokenizer

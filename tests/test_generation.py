@@ -45,6 +45,9 @@ class ScriptedLM:
     def count_tokens(self, prompt):
         return len(prompt.split())
 
+    def load(self):
+        pass
+
     def rendered(self, prompt):
         return prompt
 

@@ -41,6 +41,9 @@ class RecordingLM:
     def count_tokens(self, prompt):
         return len(prompt.split())
 
+    def load(self):
+        pass
+
     def rendered(self, prompt):
         return prompt
 
