@@ -97,6 +97,9 @@ def load_document(path: Path, relative_path: str, max_bytes: int = MAX_BYTES) ->
         extracted = extractor.extract(raw)
     except ExtractionFailed as exc:
         return failed(exc.reason, str(exc))
+    except Exception as exc:  # a parser bug on one odd file must not sink the folder
+        return failed("extractor_error", f"the {extractor.name} extractor crashed on this file "
+                                         f"({type(exc).__name__}: {exc}); please report it with the file")
     sidecar = _sidecar_access(path)
     access = sidecar if sidecar is not None else extracted.access
     return {**row, "text": extracted.text, "title": title_of(extracted.text, extracted.title or row["title"]),

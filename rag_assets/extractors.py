@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 REASONS = ("unreadable", "too_large", "unknown_type", "empty", "binary", "undecodable", "corrupt",
-           "encrypted", "no_text_layer")
+           "encrypted", "no_text_layer", "extractor_error")
 
 
 class ExtractionFailed(ValueError):

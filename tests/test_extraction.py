@@ -103,6 +103,21 @@ def test_html_keeps_headings_and_text_and_drops_scripts_styles_and_navigation(mi
     assert set(html["section"]) == {"Noise"}
 
 
+def test_an_extractor_that_crashes_fails_its_file_only(tmp_path, monkeypatch):
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "odd.html").write_text("<p>odd</p>", encoding="utf-8")
+    (documents / "fine.md").write_text("# Fine\n\nText.", encoding="utf-8")
+
+    def crash(raw):
+        raise IndexError("list index out of range")
+
+    monkeypatch.setitem(EXTRACTORS, ".html", EXTRACTORS[".html"].__class__("html", "1", crash))
+    snap = corpus.snapshot(documents).set_index("path")
+    assert snap.loc["odd.html", "reason"] == "extractor_error" and "IndexError" in snap.loc["odd.html", "error"]
+    assert snap.loc["fine.md", "status"] == "ok"
+
+
 def test_fixing_a_file_and_snapshotting_again_retries_it(tmp_path):
     documents = tmp_path / "documents"
     documents.mkdir()
