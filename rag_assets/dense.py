@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag_assets.ranking import top_k_indices
+from rag_assets import ranking
 
 
 def top_k(query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -12,13 +12,7 @@ def top_k(query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray 
     `candidates` (sorted row indices) are scored when given.
 
     Ties in similarity break by row index, so equal inputs give equal rankings."""
-    if candidates is not None:
-        sims = matrix[candidates] @ query
-        order = top_k_indices(sims, k)
-        return candidates[order], sims[order]
-    sims = matrix @ query
-    order = top_k_indices(sims, k)
-    return order, sims[order]
+    return ranking.top_k((matrix if candidates is None else matrix[candidates]) @ query, k, candidates)
 
 
 def cosine_distance(similarity: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from rag_assets.ranking import top_k_indices
+from rag_assets import ranking
 
 _TOKEN = re.compile(r"[^\W_]+")
 VARIANTS = ("lucene", "okapi")
@@ -95,12 +95,7 @@ class BM25Index:
         """Indices and scores of the k best documents, only among `candidates` (sorted
         indices) when given; ties break by index."""
         scores = self.scores(query)
-        if candidates is not None:
-            scores = scores[candidates]
-            order = top_k_indices(scores, k)
-            return candidates[order], scores[order]
-        order = top_k_indices(scores, k)
-        return order, scores[order]
+        return ranking.top_k(scores if candidates is None else scores[candidates], k, candidates)
 
     def save(self, path: Path) -> None:
         """Write to `path` atomically: a temporary folder renamed into place."""

@@ -19,3 +19,11 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     greater = greater[np.lexsort((greater, -scores[greater]))]
     ties = np.flatnonzero(scores == kth)[: k - len(greater)]
     return np.concatenate([greater, ties]).astype(np.int64)
+
+
+def top_k(scores: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scores) of the k best, best first. With `candidates` (sorted row indices),
+    `scores` holds only their scores and the rows returned are theirs: a filter applied
+    before ranking, so a row outside it can never be returned."""
+    order = top_k_indices(scores, k)
+    return (order if candidates is None else candidates[order]), scores[order]
