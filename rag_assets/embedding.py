@@ -47,13 +47,15 @@ PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefi
 
 
 def weights_hash(path: Path) -> str:
-    """sha256 of the weight files: the model's identity, whatever its folder is called."""
+    """sha256 of the weights (a weight file, or every weight file under a model folder): a
+    model's identity, whatever its file or folder is called."""
+    files = [path] if path.is_file() else sorted(
+        f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx", ".gguf"))
     digest = hashlib.sha256()
-    for f in sorted(path.rglob("*")):
-        if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx"):
-            with open(f, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
+    for f in files:
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 

