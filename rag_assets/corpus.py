@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_assets.extractors import EXTRACTORS, ExtractionFailed, access_list, extract_plaintext
+from rag_assets.extractors import EXTRACTORS, ExtractionFailed, access_list
 
 SNAPSHOT_COLUMNS = [
     "document_id", "title", "path", "text", "sha256", "bytes", "extractor", "extractor_version",
@@ -47,19 +47,17 @@ def document_id(relative_path: str) -> str:
     return f"{stem or 'doc'}-{hashlib.sha256(relative_path.encode()).hexdigest()[:10]}"
 
 
-def canonical_text(raw: bytes) -> str:
-    """UTF-8 (BOM dropped), newlines as \\n, Unicode NFC, no trailing whitespace; the text
-    extractors' common ground. Raises ExtractionFailed with a user-facing reason."""
-    return extract_plaintext(raw).text
-
-
 def title_of(text: str, fallback: str) -> str:
     first = next((h for h in headings(text) if h.level == 1), None)
     return first.title if first else fallback
 
 
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ACCESS_SUFFIX)
+
+
 def _sidecar_access(path: Path) -> list[str] | None:
-    sidecar = path.with_name(path.name + ACCESS_SUFFIX)
+    sidecar = _sidecar(path)
     if not sidecar.is_file():
         return None
     return access_list([line for line in sidecar.read_text(encoding="utf-8").replace(",", "\n").splitlines()])
@@ -153,7 +151,7 @@ def folder_hash(documents_dir: Path) -> str:
         return (e.name, e.version) if e else (None, None)
 
     return _content_hash(
-        (rel, sha(p), *extractor(p), sha(p.with_name(p.name + ACCESS_SUFFIX))) for p, rel in document_files(documents_dir)
+        (rel, sha(p), *extractor(p), sha(_sidecar(p))) for p, rel in document_files(documents_dir)
     )
 
 

@@ -98,7 +98,8 @@ def access_list(value) -> list[str] | None:
 
 
 def extract_markdown(raw: bytes) -> Extracted:
-    """Markdown as written; YAML front matter (`access:`) is read and kept out of the text."""
+    """Markdown (and plain text) as written: UTF-8 (BOM dropped), newlines as \\n, Unicode NFC,
+    no trailing whitespace; YAML front matter (`access:`) is read and kept out of the text."""
     import yaml
 
     text, access = normalise(decode(raw)), None
@@ -111,10 +112,6 @@ def extract_markdown(raw: bytes) -> Extracted:
         access = access_list(meta.get("access")) if isinstance(meta, dict) else None
         text = text[m.end():].lstrip("\n")
     return Extracted(_require_text(text), access=access)
-
-
-def extract_plaintext(raw: bytes) -> Extracted:
-    return extract_markdown(raw)
 
 
 # --- HTML ----------------------------------------------------------------------------------
@@ -329,7 +326,7 @@ class Extractor:
 EXTRACTORS = {
     ".md": Extractor("markdown", "2", extract_markdown),
     ".markdown": Extractor("markdown", "2", extract_markdown),
-    ".txt": Extractor("plaintext", "2", extract_plaintext),
+    ".txt": Extractor("plaintext", "2", extract_markdown),  # the same reading: plain text has no markup to lose
     ".html": Extractor("html", "1", extract_html),
     ".htm": Extractor("html", "1", extract_html),
     ".pdf": Extractor("pdf", "1", extract_pdf),

@@ -1,9 +1,10 @@
 from rag_assets import corpus
+from rag_assets.extractors import EXTRACTORS
 
 
 def test_canonical_text_normalises_newlines_bom_and_unicode():
     raw = "\ufeff# Café\r\n\r\nLine one\rLine two   \n\n".encode() .replace("é".encode(), "e\u0301".encode())
-    assert corpus.canonical_text(raw) == "# Caf\u00e9\n\nLine one\nLine two"
+    assert EXTRACTORS[".txt"].extract(raw).text == "# Caf\u00e9\n\nLine one\nLine two"
 
 
 def test_snapshot_keeps_going_past_bad_files_and_says_why(tmp_path):
