@@ -2,7 +2,10 @@ import json
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from rag_assets.generation import Generation
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,6 +40,39 @@ TINY_QUESTIONS = [
     {"id": "q-colour", "phrasings": ["What colour is the pump housing?"], "needle": None, "kind": "unanswerable"},
     {"id": "q-passport", "phrasings": ["How do I renew my passport?"], "needle": None, "kind": "out_of_domain"},
 ]
+
+
+class ScriptedLM:
+    """A generator that answers a fixed text and keeps every prompt it was given; tokens are
+    words. For the logic around the model (gate, citations, tenants); the real model has its own tests."""
+
+    identity = "scripted"
+
+    def __init__(self, text: str = "According to source [1], see the plan."):
+        self.text, self.prompts = text, []
+
+    def load(self):
+        pass
+
+    def count_tokens(self, prompt):
+        return len(prompt.split())
+
+    def rendered(self, prompt):
+        return prompt
+
+    def generate(self, prompt):
+        self.prompts.append(prompt)
+        return Generation(self.text, self.count_tokens(prompt), 3, 1.0)
+
+
+class WordOverlapScorer:
+    """A real (if simple) relevance scorer behind the Reranker interface: shared query words."""
+
+    name, model, depth = "rerank", "word-overlap", 25
+
+    def score(self, query, passages):
+        q = set(query.lower().split())
+        return np.array([len(q & set(p.lower().split())) for p in passages], dtype=float)
 
 
 def write_dataset(root: Path, docs: dict[str, str | bytes] = TINY_DOCS, questions: list[dict] = TINY_QUESTIONS) -> Path:

@@ -167,7 +167,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     from rag_assets.defs.plan import materialization_steps
     from rag_assets.defs.serving import load_index
     from rag_assets.defs.sources import record_source_versions
-    from test_tenants import RecordingLM
+    from conftest import ScriptedLM
 
     dataset = tmp_path / "dataset"
     write_mixed_folder(dataset / "documents")
@@ -195,7 +195,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
         embedder = defs.resources["embedder"].load()
         index, chunks = load_index(defs, instance, "C", embedder.identity)
-    answerer = Answerer(index, chunks, embedder, RecordingLM(), threshold=2.0)
+    answerer = Answerer(index, chunks, embedder, ScriptedLM(), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)
     documents = dict(zip(snap["document_id"], snap["text"]))
     expected = {"What must be done before the first start of the pump?": ("#page=2", "page 2"),

@@ -9,12 +9,12 @@ from rag_assets.answering import Answerer
 from rag_assets.chunking import STRATEGIES, chunk_corpus
 from rag_assets.citations import build_context, fragment_range
 from rag_assets.embedding import Embedder
-from rag_assets.generation import Generation, LocalLM
+from rag_assets.generation import LocalLM
 from rag_assets.lexical import BM25Index
 from rag_assets.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
 from rag_assets.retrieval import ChunkIndex
 
-from conftest import TINY_DOCS, write_dataset
+from conftest import TINY_DOCS, ScriptedLM, write_dataset
 
 
 @pytest.fixture(scope="module")
@@ -32,28 +32,6 @@ def pump(tmp_path_factory):
     index = ChunkIndex("E", chunks["chunk_id"].tolist(), chunks["text"].tolist(), embedder.encode(chunks["text"].tolist()),
                        BM25Index.build(chunks["text"].tolist()))
     return snap, chunks, index, embedder
-
-
-class ScriptedLM:
-    """Counts calls; answers with a fixed text. Tokens are words."""
-
-    identity = "scripted"
-
-    def __init__(self, text):
-        self.text, self.calls = text, 0
-
-    def count_tokens(self, prompt):
-        return len(prompt.split())
-
-    def load(self):
-        pass
-
-    def rendered(self, prompt):
-        return prompt
-
-    def generate(self, prompt):
-        self.calls += 1
-        return Generation(self.text, self.count_tokens(prompt), 3, 1.0)
 
 
 def test_squad_normalisation_exact_match_f1_and_containment():
@@ -96,11 +74,11 @@ def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pu
     snap, chunks, index, embedder = pump
     silent = ScriptedLM("unused")
     refused = Answerer(index, chunks, embedder, silent, threshold=0.05).ask("How do I renew my passport?")
-    assert refused.refused and silent.calls == 0 and refused.answer is None and refused.nearest_distance > 0.05
+    assert refused.refused and silent.prompts == [] and refused.answer is None and refused.nearest_distance > 0.05
 
     scripted = ScriptedLM("It must face north [1], see also [9].")
     answer = Answerer(index, chunks, embedder, scripted, threshold=2.0).ask("Which way should the inlet valve face?")
-    assert scripted.calls == 1 and not answer.refused
+    assert len(scripted.prompts) == 1 and not answer.refused
     assert [c.index for c in answer.citations] == [1] and answer.dangling == [9]
     assert len(answer.sources) == 4  # the gate keeps at most four
     texts = dict(zip(snap["document_id"], snap["text"]))

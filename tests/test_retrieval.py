@@ -17,6 +17,8 @@ from rag_assets.lexical import BM25Index, BM25Settings, Tokenizer
 from rag_assets.rerank import find_cross_encoder
 from rag_assets.retrieval import ChunkIndex, run_queries
 
+from conftest import WordOverlapScorer
+
 
 @pytest.fixture(scope="module")
 def bundled():
@@ -105,16 +107,6 @@ def test_real_model_gives_unit_vectors_and_a_stable_identity(embedder):
     assert Embedder().identity == embedder.identity and embedder.window == 256
 
 
-class OverlapScorer:
-    """A real (if simple) relevance scorer behind the Reranker interface: shared query words."""
-
-    name, model, depth = "rerank", "word-overlap", 25
-
-    def score(self, query, passages):
-        q = set(query.lower().split())
-        return np.array([len(q & set(p.lower().split())) for p in passages], dtype=float)
-
-
 def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):
     chunks, truth = bundled
     chunks = chunks.head(120)
@@ -122,7 +114,7 @@ def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):
     index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors, BM25Index.build(chunks["text"].tolist()))
     queries = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["Who was the Norse leader?", "When were the Normans in Normandy?"]})
     qv = embedder.encode(queries["query"].tolist())
-    runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), [OverlapScorer()], depth=50)
+    runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), [WordOverlapScorer()], depth=50)
     assert runs.groupby("query_id")["retriever"].apply(list).tolist() == [["dense", "bm25", "hybrid", "rerank"]] * 2
     by = runs.set_index(["query_id", "retriever"])
     d, b, h, r = (by.loc[("q1", x)] for x in ("dense", "bm25", "hybrid", "rerank"))
@@ -145,3 +137,18 @@ def test_no_local_cross_encoder_means_no_rerank_and_a_reason(monkeypatch, tmp_pa
     reranker, reason = find_cross_encoder("cross-encoder/ms-marco-MiniLM-L-6-v2")
     assert reranker is None
     assert "no cross-encoder on this machine" in reason and "never downloaded" in reason
+
+
+@pytest.mark.parametrize("depth", [10, 100])
+def test_hybrid_keeps_dense_nearest_chunk_so_the_gate_refuses_alike(embedder, bundled, depth):
+    """Only chunks of dense's own top `depth` can fuse above dense's nearest (RRF >= 1/61), so a
+    distance gate over hybrid's list refuses exactly when it does over dense's: `ask` answers
+    with hybrid and refusal_sweep measures dense."""
+    chunks, truth = bundled
+    chunks = chunks.head(300)
+    index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(),
+                       embedder.encode(chunks["text"].tolist()), BM25Index.build(chunks["text"].tolist()))
+    queries = truth.drop_duplicates("question_id").head(80)[["query_id", "query"]]
+    runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)), depth=depth)
+    nearest = runs.assign(nearest=runs["distances"].apply(min)).pivot(index="query_id", columns="retriever", values="nearest")
+    assert len(nearest) == 80 and (nearest["hybrid"] == nearest["dense"]).all()

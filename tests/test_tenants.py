@@ -12,9 +12,10 @@ from rag_assets import corpus
 from rag_assets.answering import Answerer
 from rag_assets.chunking import STRATEGIES, chunk_corpus
 from rag_assets.embedding import Embedder
-from rag_assets.generation import Generation
 from rag_assets.lexical import BM25Index
 from rag_assets.retrieval import ALL_TENANTS, ChunkIndex, run_queries
+
+from conftest import ScriptedLM, WordOverlapScorer
 
 SECRET_B = "Project Falcon launches on 4 March; the budget is 2 million euros."
 DOCS = {
@@ -22,34 +23,6 @@ DOCS = {
     "b/plan.md": f"# Plan B\n\n{SECRET_B}",
     "public.md": "# Handbook\n\nEvery project reports its budget and launch date to the board.",
 }
-
-
-class WordOverlap:
-    name, model, depth = "rerank", "word-overlap", 25
-
-    def score(self, query, passages):
-        q = set(query.lower().split())
-        return np.array([len(q & set(p.lower().split())) for p in passages], dtype=float)
-
-
-class RecordingLM:
-    identity = "recording"
-
-    def __init__(self):
-        self.prompts = []
-
-    def count_tokens(self, prompt):
-        return len(prompt.split())
-
-    def load(self):
-        pass
-
-    def rendered(self, prompt):
-        return prompt
-
-    def generate(self, prompt):
-        self.prompts.append(prompt)
-        return Generation("According to source [1], see the plan.", 1, 1, 1.0)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +46,7 @@ def test_every_retriever_filters_before_ranking(index):
     idx, _, embedder, owner = index
     query = "When does Project Falcon launch and what is its budget?"  # B's document is the perfect match
     runs = run_queries(idx, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
-                       np.zeros(1), [WordOverlap()], tenant="team-a")
+                       np.zeros(1), [WordOverlapScorer()], tenant="team-a")
     assert set(runs["retriever"]) == {"dense", "bm25", "hybrid", "rerank"}
     for r in runs.itertuples():
         assert {owner[c] for c in r.chunk_ids} == {"a/plan.md", "public.md"}, r.retriever
@@ -87,7 +60,7 @@ def test_every_retriever_filters_before_ranking(index):
 
 def test_ask_on_behalf_of_a_tenant_never_shows_another_tenants_text(index, caplog):
     idx, chunks, embedder, _ = index
-    lm = RecordingLM()
+    lm = ScriptedLM()
     caplog.set_level(logging.INFO, logger="rag_assets.answering")
     answer = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-a").ask(
         "When does Project Falcon launch and what is its budget?")
