@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from rag_assets import refusal
+from rag_assets.access import describe_viewer
 from rag_assets.citations import NO_ANSWER, Citation, build_context, check_citations
 from rag_assets.retrieval import ChunkIndex, run_queries
 
@@ -89,7 +90,7 @@ class Answerer:
         ids, distances, retrieval_ms = self.retrieve(question)
         kept = refusal.gate(ids, distances, self.threshold)
         log.info(json.dumps({  # ids, ranks and distances only: never document text, nor the question
-            "event": "retrieved", "strategy": self.index.strategy, "retriever": self.retriever, "tenant": self.tenant,
+            "event": "retrieved", "strategy": self.index.strategy, "retriever": self.retriever, "tenant": describe_viewer(self.tenant),
             "ranked": [[rank, c, round(d, 4)] for rank, (c, d) in enumerate(zip(ids[:10], distances[:10]), start=1)],
             "kept": kept, "threshold": self.threshold,
         }))

@@ -3,22 +3,56 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
 
 from rag_assets.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+from rag_assets.layout import DataDir
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+class CommandError(Exception):
+    """A refusal a user can act on: printed as one line, exit code 2, no traceback."""
+
+
+def _tenant(value: str) -> str:
+    from rag_assets.access import check_tenant
+
+    try:
+        return check_tenant(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; for every document use --all-tenants") from None
+
+
+def _threshold(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0.0 <= number <= 2.0:  # cosine distance lies in [0, 2]; nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"a cosine-distance threshold lies between 0 and 2, got {value!r}")
+    return number
+
+
+def _dataset(path: str) -> Dataset:
+    try:
+        return Dataset(Path(path)).check()
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _use_data_dir(data_dir: Path, dataset: Path) -> Path:
     """Point Dagster at `<data dir>/dagster_home` so run history survives the process,
     and export the paths so `dg dev` started from the same shell sees the same data."""
     data_dir = data_dir.resolve()
-    home = data_dir / "dagster_home"
+    home = DataDir(data_dir).dagster_home
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():  # explicit: no "defaulting" notice, no telemetry calls, and on a small
@@ -38,17 +72,46 @@ def _strategies(value: str | None) -> list[str]:
     chosen = [s.strip() for s in value.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in STRATEGIES]
     if unknown:
-        raise SystemExit(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+        raise CommandError(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
     return chosen
 
 
+PID_TAG, START_TAG = "rag_assets/pid", "rag_assets/process_start"
+
+
+def fail_orphaned_runs(instance) -> list[str]:
+    """Mark failed the runs a `rag-assets run` started whose process is gone (killed with -9,
+    say): they would stay STARTED for ever and count against the run queue's cap."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    from rag_assets.locking import process_alive
+
+    unfinished = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+    orphans = [r for r in instance.get_runs(RunsFilter(statuses=unfinished))
+               if PID_TAG in r.tags and not process_alive(int(r.tags[PID_TAG]), r.tags.get(START_TAG) or None)]
+    for run in orphans:
+        instance.report_run_failed(run, f"its process (pid {run.tags[PID_TAG]}) is gone: it was killed before "
+                                        "the run finished; marked failed by the next rag-assets command")
+    return [r.run_id for r in orphans]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    dataset = Dataset(Path(args.dataset))
-    try:
-        dataset.check()
-    except FileNotFoundError as exc:
-        raise SystemExit(str(exc)) from None
+    from rag_assets import locking
+
+    dataset = _dataset(args.dataset)
     strategies = _strategies(args.strategies)
+    command = "rag-assets run --data-dir " + str(Path(args.data_dir).resolve())
+    try:
+        with locking.exclusive(Path(args.data_dir), command) as stale:
+            if stale:
+                print(f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
+                      f"{stale.get('started')}) is gone")
+            return _run(args, dataset, strategies)
+    except locking.DataDirBusy as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
     data_dir = _use_data_dir(Path(args.data_dir), dataset.root)
     warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
@@ -67,7 +130,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = RunReport()
     started = time.perf_counter()
     print(f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})")
+    from rag_assets.locking import process_start
+
+    tags = {PID_TAG: str(os.getpid()), START_TAG: process_start(os.getpid()) or ""}
     with DagsterInstance.get() as instance:
+        orphans = fail_orphaned_runs(instance)
+        if orphans:
+            print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
         changed = record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
         print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
         for i, step in enumerate(steps, start=1):
@@ -76,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             result = job.execute_in_process(
                 instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key,
-                run_config=None if args.verbose else QUIET_LOGS, raise_on_error=False,
+                run_config=None if args.verbose else QUIET_LOGS, raise_on_error=False, tags=tags,
             )
             for line in report.add(result):
                 print(f"      {line}")
@@ -113,25 +182,49 @@ def _print_answer(a) -> None:
           f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)")
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer from the materialised index; refuse a missing or stale one instead of rebuilding it."""
-    import json
+INSTANCE_FILES = ["dagster.yaml", "history/runs.db", "history/runs/index.db", "schedules/schedules.db"]
 
+
+@contextlib.contextmanager
+def readable_home(home: Path):
+    """The Dagster home to read from: `home` itself where this process may write (SQLite's
+    write-ahead log needs its side files even to read), else a private copy of the instance's
+    databases (no run logs) in a temporary folder, removed afterwards."""
+    if os.access(home, os.W_OK) and all(os.access(p, os.W_OK) for p in (home / "history").rglob("*.db")):
+        yield home
+        return
+    with tempfile.TemporaryDirectory(prefix="rag-assets-ask-") as tmp:
+        for name in INSTANCE_FILES:
+            if (home / name).exists():
+                (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(home / name, Path(tmp) / name)
+        yield Path(tmp)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer from the materialised index; refuse a missing, stale or unreadable one instead of
+    rebuilding it. Nothing is written: the data dir may be read-only."""
+    import json
     import logging
 
-    dataset = Dataset(Path(args.dataset))
-    data_dir = _use_data_dir(Path(args.data_dir), dataset.root)
+    dataset = _dataset(args.dataset)
+    data_dir = Path(args.data_dir).resolve()
+    home = DataDir(data_dir).dagster_home
+    if not (home / "dagster.yaml").is_file():
+        raise CommandError(f"nothing has been materialised in {data_dir}: run "
+                           f"`rag-assets run --data-dir {args.data_dir}` first")
+    os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))
     warnings.filterwarnings("ignore", module="dagster")
     from dagster import DagsterInstance
 
     logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
+    from rag_assets.access import ALL_TENANTS
     from rag_assets.answering import Answerer
     from rag_assets.defs import build_definitions
     from rag_assets.defs.generation_assets import ANSWER_RETRIEVER
     from rag_assets.defs.serving import IndexNotReady, load_index
     from rag_assets.generation import LocalLM
     from rag_assets.rerank import LLMRelevanceReranker, find_cross_encoder
-    from rag_assets.retrieval import ALL_TENANTS
 
     defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root)
     settings, generator = defs.resources["retrieval"], defs.resources["generator"]
@@ -143,23 +236,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.retriever == "rerank":
         reranker, why = find_cross_encoder(settings.cross_encoder or None)
         if reranker is None:
-            raise SystemExit(why)
+            raise CommandError(why)
         rerankers.append(reranker)
     elif args.retriever == "rerank-llm":
         rerankers.append(LLMRelevanceReranker(lm, settings.llm_rerank_depth))
-    with DagsterInstance.get() as instance:
+    with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
         try:
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
         except IndexNotReady as exc:
-            raise SystemExit(str(exc)) from None
+            raise CommandError(str(exc)) from None
     answerer = Answerer(index, chunks, embedder, lm, args.retriever or ANSWER_RETRIEVER, threshold,
                         generator.input_budget, rerankers, ALL_TENANTS if args.all_tenants else args.tenant)
     try:
         answer = answerer.ask(args.question)
     except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(str(exc)) from None
+        raise CommandError(str(exc)) from None
     if args.json:
-        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2))
+        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
     else:
         _print_answer(answer)
     return 0
@@ -167,6 +260,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     _use_data_dir(Path(args.data_dir), Path(args.dataset))
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        orphans = fail_orphaned_runs(instance)
+    if orphans:
+        print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
     print(f"Dagster UI on http://localhost:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
     os.chdir(PROJECT_ROOT)
     dg = Path(sys.executable).parent / "dg"  # the venv's own dg, whether or not the venv is activated
@@ -191,6 +290,8 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from rag_assets.chunking import STRATEGIES
+
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
@@ -210,14 +311,15 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--dataset", default=str(BUNDLED_DATASET))
     ask.add_argument("--data-dir", default=str(data_dir))
-    ask.add_argument("--strategy", help="chunking strategy to answer from (default: the serving strategy, E)")
+    ask.add_argument("--strategy", choices=list(STRATEGIES),
+                     help="chunking strategy to answer from (default: the serving strategy, E)")
     ask.add_argument("--retriever", choices=["dense", "bm25", "hybrid", "rerank", "rerank-llm"],
                      help="default: hybrid")
-    ask.add_argument("--threshold", type=float, help="refusal gate: cosine distance (default: 0.6)")
+    ask.add_argument("--threshold", type=_threshold, help="refusal gate: cosine distance in [0, 2] (default: 0.6)")
     ask.add_argument("--generator", help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)")
     who = ask.add_mutually_exclusive_group()
-    who.add_argument("--tenant", help="answer on behalf of this tenant or group: public documents and those "
-                                      "whose access list names it (default: public documents only)")
+    who.add_argument("--tenant", type=_tenant, help="answer on behalf of this tenant or group: public documents "
+                     "and those whose access list names it (default: public documents only)")
     who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.set_defaults(func=cmd_ask)
@@ -245,7 +347,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except CommandError as exc:
+        print(f"rag-assets {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

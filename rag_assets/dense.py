@@ -12,6 +12,8 @@ def top_k(query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray 
     `candidates` (sorted row indices) are scored when given.
 
     Ties in similarity break by row index, so equal inputs give equal rankings."""
+    if not len(matrix):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
     return ranking.top_k((matrix if candidates is None else matrix[candidates]) @ query, k, candidates)
 
 

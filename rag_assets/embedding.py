@@ -8,6 +8,7 @@ fast and needs no torch: the encoder window is a property of that tokenizer.
 from __future__ import annotations
 
 import hashlib
+import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,6 +45,14 @@ def wordpiece_counts(texts: list[str], special_tokens: bool = True) -> np.ndarra
 
 
 PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefixes, pooling, normalisation)
+# Everything outside the weights that changes a vector: the architecture, the tokenizer and its
+# vocabulary, the module stack (pooling, normalisation, dense layers), the sequence length, prompts.
+CONFIG_FILES = frozenset({
+    "config.json", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.txt", "merges.txt", "sentencepiece.bpe.model", "spiece.model",
+})
+PIPELINE = {"version": PIPELINE_VERSION, "normalize_embeddings": True, "dtype": "float32"}
 
 
 def weights_hash(path: Path) -> str:
@@ -59,6 +68,17 @@ def weights_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+def model_fingerprint(path: Path) -> str:
+    """sha256 of everything that decides a vector: the weights, every configuration file of the
+    folder (its path included, so the Pooling module's config counts apart from the model's)
+    and how this pipeline calls the model. Two folders with one fingerprint give one vector."""
+    digest = hashlib.sha256(weights_hash(path).encode())
+    for f in sorted(f for f in path.rglob("*") if f.is_file() and f.name in CONFIG_FILES):
+        digest.update(f.relative_to(path).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    digest.update(json.dumps(PIPELINE, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
 class Embedder:
     """A sentence-transformers model from a local folder, with its identity.
 
@@ -71,7 +91,7 @@ class Embedder:
             raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
         self.name = name
         self.batch_size = batch_size
-        self.identity = f"{name}@sha256:{weights_hash(self.path)[:16]}"
+        self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
         self._model = None
 
     @property
@@ -94,7 +114,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            list(texts), batch_size=self.batch_size, normalize_embeddings=PIPELINE["normalize_embeddings"],
             convert_to_numpy=True, show_progress_bar=progress,
         )
         return vectors.astype(np.float32, copy=False)

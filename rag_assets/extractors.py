@@ -20,8 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-REASONS = ("unreadable", "too_large", "unknown_type", "empty", "binary", "undecodable", "corrupt",
-           "encrypted", "no_text_layer", "extractor_error")
+from rag_assets.access import BadAccessList, parse_access
+
+REASONS = ("unreadable", "special_file", "broken_link", "outside_dataset", "too_large", "unknown_type", "empty",
+           "binary", "undecodable", "corrupt", "encrypted", "no_text_layer", "bad_access_list", "extractor_error")
 
 
 class ExtractionFailed(ValueError):
@@ -86,31 +88,62 @@ class _Builder:
 
 # --- Markdown and plain text -------------------------------------------------------------
 
-_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+_FENCE = re.compile(r"---[ \t]*")  # opens front matter; `---` or `...` closes it
+_CLOSE = re.compile(r"(---|\.\.\.)[ \t]*")
+_ACCESS_KEY = re.compile(r"^\s*access\s*:", re.IGNORECASE | re.MULTILINE)
 
 
-def access_list(value) -> list[str] | None:
-    """`access: [a, b]` or `access: a, b` -> ["a", "b"]; absent -> None."""
-    if value is None:
+def split_front_matter(text: str) -> tuple[str | None, str]:
+    """(the YAML between a leading `---` line and the next `---` or `...` line, the rest).
+
+    Trailing spaces on the fences are allowed. A leading `---` that is never closed is a
+    thematic break, unless an `access:` line follows it: then the access list may be meant
+    and cannot be read (BadAccessList), rather than silently making the document public."""
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or not _FENCE.fullmatch(lines[first]):
+        return None, text
+    close = next((i for i in range(first + 1, len(lines)) if _CLOSE.fullmatch(lines[i])), None)
+    if close is None:
+        if _ACCESS_KEY.search(text):
+            raise BadAccessList("front matter opened with `---` is never closed: the access list cannot be "
+                                "read; end it with a `---` line")
+        return None, text
+    return "\n".join(lines[first + 1:close]), "\n".join(lines[close + 1:]).lstrip("\n")
+
+
+def front_matter_access(meta_text: str) -> list[str] | None:
+    """The `access:` list of front matter; None when the key is absent (a public document).
+    Anything unreadable raises BadAccessList: a misspelt key, bad YAML, no value."""
+    import yaml
+
+    try:
+        meta = yaml.safe_load(meta_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (its line {mark.line + 1})" if mark else ""
+        raise BadAccessList(f"front matter is not valid YAML{where}: {getattr(exc, 'problem', exc)}; "
+                            "the access list cannot be read") from None
+    if meta is None:
         return None
-    items = value if isinstance(value, list) else str(value).split(",")
-    return sorted({str(i).strip() for i in items if str(i).strip()})
+    if not isinstance(meta, dict):
+        raise BadAccessList("front matter must be a YAML mapping (key: value lines); the access list cannot be read")
+    keys = [k for k in meta if isinstance(k, str) and k.strip().lower() == "access"]
+    if keys and keys != ["access"]:
+        raise BadAccessList(f"front matter key {keys[0]!r} is not `access` (lower case, no spaces): "
+                            "write it as `access:`")
+    return parse_access(meta["access"]) if keys else None
 
 
 def extract_markdown(raw: bytes) -> Extracted:
     """Markdown (and plain text) as written: UTF-8 (BOM dropped), newlines as \\n, Unicode NFC,
     no trailing whitespace; YAML front matter (`access:`) is read and kept out of the text."""
-    import yaml
-
-    text, access = normalise(decode(raw)), None
-    m = _FRONT_MATTER.match(text + "\n")
-    if m:
-        try:
-            meta = yaml.safe_load(m.group(1)) or {}
-        except yaml.YAMLError as exc:
-            raise ExtractionFailed("corrupt", f"front matter is not valid YAML: {exc.problem}") from None
-        access = access_list(meta.get("access")) if isinstance(meta, dict) else None
-        text = text[m.end():].lstrip("\n")
+    text = normalise(decode(raw))
+    try:
+        meta, text = split_front_matter(text)
+        access = front_matter_access(meta) if meta is not None else None
+    except BadAccessList as exc:
+        raise ExtractionFailed("bad_access_list", str(exc)) from None
     return Extracted(_require_text(text), access=access)
 
 
@@ -324,9 +357,9 @@ class Extractor:
 
 
 EXTRACTORS = {
-    ".md": Extractor("markdown", "2", extract_markdown),
-    ".markdown": Extractor("markdown", "2", extract_markdown),
-    ".txt": Extractor("plaintext", "2", extract_markdown),  # the same reading: plain text has no markup to lose
+    ".md": Extractor("markdown", "3", extract_markdown),
+    ".markdown": Extractor("markdown", "3", extract_markdown),
+    ".txt": Extractor("plaintext", "3", extract_markdown),  # the same reading: plain text has no markup to lose
     ".html": Extractor("html", "1", extract_html),
     ".htm": Extractor("html", "1", extract_html),
     ".pdf": Extractor("pdf", "1", extract_pdf),

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-# What an evaluation is computed from, and the word a report uses for each when it changes.
-INPUTS = {"corpus_hash": "corpus", "model_id": "model", "chunker": "chunker", "ground_truth_hash": "questions",
-          "bm25": "BM25 settings"}
-PROVENANCE = [*INPUTS, "code_version"]
+from rag_assets.provenance import INPUTS, of_table
+
+PROVENANCE = [*INPUTS, "code_version"]  # the inputs, and the code that computed the evaluation
 
 
 def append(folder: Path, hits: pd.DataFrame, provenance: dict, run_id: str, when: datetime | None = None) -> Path:
@@ -37,7 +36,7 @@ def entries(folder: Path) -> list[Path]:
 
 
 def provenance_of(entry: pd.DataFrame) -> dict:
-    return {key: entry[key].iloc[0] for key in PROVENANCE} if len(entry) else {}
+    return of_table(entry, PROVENANCE)
 
 
 def label(path: Path) -> str:

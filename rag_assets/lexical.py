@@ -58,8 +58,13 @@ class Tokenizer:
         return self.stemmer.stemWords(tokens) if self.stemmer else tokens
 
 
+class IndexUnreadable(RuntimeError):
+    """A saved index that is missing or damaged."""
+
+
 class BM25Index:
-    def __init__(self, retriever: bm25s.BM25, settings: BM25Settings, n_docs: int):
+    def __init__(self, retriever: bm25s.BM25 | None, settings: BM25Settings, n_docs: int):
+        """`retriever` is None only for an index of no documents (bm25s cannot build one)."""
         self.retriever = retriever
         self.settings = settings
         self.n_docs = n_docs
@@ -67,6 +72,8 @@ class BM25Index:
 
     @classmethod
     def build(cls, texts: list[str], settings: BM25Settings = BM25Settings()) -> "BM25Index":
+        if not texts:
+            return cls(None, settings, 0)
         tokenize = Tokenizer(settings.stopwords, settings.stemming)
         corpus_tokens = [tokenize(t) for t in texts]
         if settings.variant == "lucene":
@@ -80,7 +87,7 @@ class BM25Index:
 
     @property
     def vocabulary_size(self) -> int:
-        return len(self.retriever.vocab_dict)
+        return len(self.retriever.vocab_dict) if self.retriever else 0
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for one query (zeros when no term matches)."""
@@ -102,7 +109,9 @@ class BM25Index:
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        self.retriever.save(str(tmp))
+        tmp.mkdir(parents=True)
+        if self.retriever:
+            self.retriever.save(str(tmp))
         (tmp / "rag_assets_bm25.json").write_text(json.dumps({"settings": asdict(self.settings), "n_docs": self.n_docs}))
         old = path.with_name(path.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -113,12 +122,21 @@ class BM25Index:
 
     @classmethod
     def load(cls, path: Path) -> "BM25Index":
+        """The index saved at `path`; IndexUnreadable when it is missing or damaged."""
         path = Path(path)
         meta_path = path / "rag_assets_bm25.json"
         if not meta_path.exists():
-            raise FileNotFoundError(f"no BM25 index at {path}: materialise bm25_index first")
-        meta = json.loads(meta_path.read_text())
-        return cls(bm25s.BM25.load(str(path)), BM25Settings(**meta["settings"]), meta["n_docs"])
+            raise IndexUnreadable(f"no BM25 index at {path}")
+        try:
+            meta = json.loads(meta_path.read_text())
+            retriever = bm25s.BM25.load(str(path)) if meta["n_docs"] else None
+            index = cls(retriever, BM25Settings(**meta["settings"]), meta["n_docs"])
+        except Exception as exc:  # any damage to any of its files
+            raise IndexUnreadable(f"the BM25 index at {path} is damaged ({type(exc).__name__}: {exc})") from None
+        if retriever and retriever.scores["num_docs"] != index.n_docs:
+            raise IndexUnreadable(f"the BM25 index at {path} holds {index.retriever.scores['num_docs']} documents, "
+                                  f"its record says {index.n_docs}")
+        return index
 
 
 def _substitute_okapi_idf(retriever: bm25s.BM25, corpus_tokens: list[list[str]], settings: BM25Settings) -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from rag_assets import stats
 from rag_assets.evaluation import paired_at
-from rag_assets.history import INPUTS
+from rag_assets.provenance import INPUTS
 from rag_assets.metrics import KS
 
 REGRESSION_COLUMNS = ["strategy", "retriever", "k", "wins", "losses", "recall_previous", "recall_current",
@@ -58,7 +58,9 @@ def compare(current: pd.DataFrame, previous: pd.DataFrame, current_inputs: dict,
     return Regression(True, [], table)
 
 
-def render(result: Regression, current_label: str, previous_label: str | None) -> str:
+def render(result: Regression, current_label: str | None, previous_label: str | None) -> str:
+    if current_label is None:
+        return "# Regression report\n\nThe history holds no evaluation yet: nothing to compare.\n"
     if previous_label is None:
         return "# Regression report\n\nNo previous evaluation to compare with: this is the first entry of the history.\n"
     head = f"# Regression report\n\n{current_label} against {previous_label}.\n\n"

@@ -95,10 +95,13 @@ def png_bytes(fig) -> bytes:
     return buf.getvalue()
 
 
-def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes:
-    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands."""
+def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes | None:
+    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands; None
+    when there is no recall to plot."""
     plt = pyplot()
     rec = metrics[metrics["metric"] == "recall"]
+    if rec.empty:
+        return None
     retrievers = retrievers or sorted(rec["retriever"].unique())
     fig, axes = plt.subplots(1, len(retrievers), figsize=(4.2 * len(retrievers), 3.8), sharey=True, squeeze=False)
     for ax, retriever in zip(axes[0], retrievers):
@@ -118,8 +121,9 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
 
 
 def render(metrics: pd.DataFrame, tests: pd.DataFrame, skipped: list[str], destroyed: dict[str, int],
-           answerable: int, provenance: dict, image: str) -> str:
-    """The whole report as Markdown; `image` is the plot's link (file name or data URI)."""
+           answerable: int, provenance: dict, image: str | None) -> str:
+    """The whole report as Markdown; `image` is the plot's link (file name or data URI), None
+    when nothing was evaluated."""
     parts = [
         "# Retrieval evaluation and significance",
         "", *[f"- {k}: `{v}`" for k, v in provenance.items()],
@@ -128,8 +132,8 @@ def render(metrics: pd.DataFrame, tests: pd.DataFrame, skipped: list[str], destr
         "", "## Recall@k with 95 % Wilson intervals",
         "", "A hit is a returned chunk whose embedded text holds the whole needle (document-level data sets: any chunk "
         "of a relevant document). MRR is over the 100-deep list, with a bootstrap interval in `evaluation_tables`.",
-        "", recall_table(metrics),
-        "", f"![recall@k]({image})",
+        "", recall_table(metrics) if image else "No results: no answerable query was retrieved (no chunk, or no question).",
+        "", f"![recall@k]({image})" if image else "",
         "", "## Paired exact sign tests (wins/losses on the same queries; bold: Holm p < 0.05)",
         "", significance_table(tests),
     ]

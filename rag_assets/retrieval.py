@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from rag_assets import dense
+from rag_assets.access import ALL_TENANTS, Scope, check_tenant
 from rag_assets.fusion import RRF_K, rrf
 from rag_assets.lexical import BM25Index
 from rag_assets.rerank import Reranker
@@ -26,9 +27,6 @@ RUN_COLUMNS = [
     "query_id", "strategy", "retriever", "chunk_ids", "scores", "distances",
     "encode_ms", "stage_ms", "total_ms",
 ]
-
-
-ALL_TENANTS = "*"  # evaluation and the operator: every document, restricted or not
 
 
 @dataclass
@@ -43,10 +41,14 @@ class ChunkIndex:
     bm25: BM25Index
     access: list[frozenset[str] | None] | None = None
 
-    def visible_to(self, tenant: str | None) -> np.ndarray | None:
+    def visible_to(self, tenant: str | Scope | None) -> np.ndarray | None:
         """Rows `tenant` may see (None: all rows): public chunks and those whose access list
         names it. No tenant sees public chunks only; ALL_TENANTS sees everything."""
-        if tenant == ALL_TENANTS or self.access is None:
+        if tenant is ALL_TENANTS:
+            return None
+        if tenant is not None:
+            check_tenant(tenant)
+        if self.access is None:
             return None
         return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
 
@@ -70,7 +72,7 @@ def run_queries(
     rerankers: Sequence[Reranker] = (),
     depth: int = DEPTH,
     rerank_queries: dict[str, set[str]] | None = None,
-    tenant: str | None = ALL_TENANTS,
+    tenant: str | Scope | None = ALL_TENANTS,
 ) -> pd.DataFrame:
     """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query).
 
@@ -94,7 +96,8 @@ def run_queries(
             rows.append({
                 "query_id": q.query_id, "strategy": index.strategy, "retriever": retriever,
                 "chunk_ids": ids[chunk_rows].tolist(), "scores": [float(s) for s in scores],
-                "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist(),
+                "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist()
+                if len(chunk_rows) else [],
                 "encode_ms": float(encode_ms[qi]), "stage_ms": _ms(stage), "total_ms": _ms(total),
             })
 

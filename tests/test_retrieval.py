@@ -13,7 +13,7 @@ from rag_assets.chunking import STRATEGIES, chunk_corpus
 from rag_assets.dataset import BUNDLED_DATASET
 from rag_assets.embedding import Embedder
 from rag_assets.fusion import rrf
-from rag_assets.lexical import BM25Index, BM25Settings, Tokenizer
+from rag_assets.lexical import BM25Index, BM25Settings, IndexUnreadable, Tokenizer
 from rag_assets.rerank import find_cross_encoder
 from rag_assets.retrieval import ChunkIndex, run_queries
 
@@ -70,8 +70,11 @@ def test_bm25_saves_and_loads_the_same_index(tmp_path, bundled):
     for q in truth["query"].tolist()[:10]:
         assert np.array_equal(loaded.scores(q), index.scores(q))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
-    with pytest.raises(FileNotFoundError, match="materialise bm25_index first"):
+    with pytest.raises(IndexUnreadable, match="no BM25 index at"):
         BM25Index.load(tmp_path / "missing")
+    empty = BM25Index.build([])  # a corpus with no chunk: an index of nothing, saved and loaded like any
+    empty.save(tmp_path / "empty")
+    assert BM25Index.load(tmp_path / "empty").scores("pump").tolist() == [] and empty.top_k("pump", 5)[0].tolist() == []
 
 
 def test_tokenizer_options():

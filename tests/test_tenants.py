@@ -13,7 +13,8 @@ from rag_assets.answering import Answerer
 from rag_assets.chunking import STRATEGIES, chunk_corpus
 from rag_assets.embedding import Embedder
 from rag_assets.lexical import BM25Index
-from rag_assets.retrieval import ALL_TENANTS, ChunkIndex, run_queries
+from rag_assets.access import ALL_TENANTS, access_by_document
+from rag_assets.retrieval import ChunkIndex, run_queries
 
 from conftest import ScriptedLM, WordOverlapScorer
 
@@ -34,7 +35,7 @@ def index(tmp_path_factory):
     (documents / "b" / "plan.md.access").write_text("team-b\n", encoding="utf-8")
     snap = corpus.snapshot(documents)
     chunks = chunk_corpus(snap, STRATEGIES["C"]).merge(snap[["document_id", "title", "path"]], on="document_id")
-    access = corpus.access_by_document(snap)
+    access = access_by_document(snap)
     embedder = Embedder()
     idx = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), embedder.encode(chunks["text"].tolist()),
                      BM25Index.build(chunks["text"].tolist()), [access[d] for d in chunks["document_id"]])

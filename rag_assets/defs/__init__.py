@@ -3,6 +3,8 @@
 
 from pathlib import Path
 
+from rag_assets.layout import DataDir
+
 from dagster import Definitions
 
 from rag_assets.defs.automation import automation_sensor
@@ -55,7 +57,7 @@ def build_definitions(
         jobs=[nightly_evaluation_job],
         schedules=[nightly_evaluation_schedule],
         resources={
-            "io_manager": ParquetIOManagerFactory(base_path=str(data_dir / "assets")),
+            "io_manager": ParquetIOManagerFactory(base_path=str(DataDir(data_dir).assets)),
             "dataset": DatasetResource(root=str(dataset_dir or dataset_from_env()), full_ground_truth=full_ground_truth,
                                        **({"max_file_mb": max_file_mb} if max_file_mb else {})),
             "data_dir": DataDirResource(root=str(data_dir)),

@@ -3,8 +3,10 @@
 from dagster import AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
 
 # Re-materialise when a parent has new data (a new source version, a new materialisation) or
-# when the asset's own code version changed: eager() alone ignores code-version changes.
-AUTOMATION = AutomationCondition.eager() | AutomationCondition.code_version_changed()
+# when the asset's own code version changed: eager() alone ignores code-version changes. Never
+# on a parent whose blocking integrity checks failed.
+CHECKS_PASSED = AutomationCondition.all_deps_blocking_checks_passed()
+AUTOMATION = (AutomationCondition.eager() | AutomationCondition.code_version_changed()) & CHECKS_PASSED
 
 # query_hits, refusal_sweep and generation_eval read the index and questions that retrieval_runs
 # also read: they wait for new runs instead of pairing old runs with new chunks or questions.
@@ -12,7 +14,7 @@ AFTER_RETRIEVAL = (
     AutomationCondition.eager().ignore(
         AssetSelection.assets("corpus_snapshot", "chunk_sets", "embeddings", "ground_truth"))
     | AutomationCondition.code_version_changed()
-)
+) & CHECKS_PASSED
 
 automation_sensor = AutomationConditionSensorDefinition(
     "automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,

@@ -2,6 +2,7 @@
 
 
 import hashlib
+import json
 
 import pandas as pd
 from dagster import (
@@ -26,6 +27,11 @@ from rag_assets.defs.sources import chunker_settings
 CHUNKER_CODE_VERSION = "chunker2"
 
 
+def chunker_stamp(strategy: chunking.Strategy) -> str:
+    """The settings and code version that produced a chunk set, as JSON."""
+    return json.dumps({"code_version": CHUNKER_CODE_VERSION, **strategy.settings()}, sort_keys=True)
+
+
 def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str]:
     """Chunk ids whose `content` is not `document_text[start:end]`."""
     texts = dict(zip(documents["document_id"], documents["text"]))
@@ -47,16 +53,17 @@ def chunk_table_hash(chunks: pd.DataFrame) -> str:
     deps=[chunker_settings],
     automation_condition=AUTOMATION,
     check_specs=[
-        AssetCheckSpec("offsets_slice_back", asset="chunk_sets"),
-        AssetCheckSpec("chunk_ids_unique", asset="chunk_sets"),
-        AssetCheckSpec("every_ok_document_chunked", asset="chunk_sets"),
+        AssetCheckSpec("offsets_slice_back", asset="chunk_sets", blocking=True),
+        AssetCheckSpec("chunk_ids_unique", asset="chunk_sets", blocking=True),
+        AssetCheckSpec("every_ok_document_chunked", asset="chunk_sets", blocking=True),
     ],
 )
 def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, ground_truth: pd.DataFrame):
     """Chunks of one strategy (DESIGN.md §5): `text` is embedded, `content` is quoted back."""
     strategy = chunking.STRATEGIES[context.partition_key]
     chunks = chunking.chunk_corpus(corpus_snapshot, strategy)
-    chunks["corpus_hash"] = corpus.corpus_hash(corpus_snapshot)  # provenance travels with the data
+    chunks["corpus_hash"] = corpus.corpus_hash(corpus_snapshot)  # provenance travels with the data,
+    chunks["chunker"] = chunker_stamp(strategy)  # and says what made it, whatever today's code says
     stats = chunk_stats.chunk_set_stats(chunks, ground_truth)
     destroyed = stats.pop("destroyed_question_ids")
     context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")

@@ -31,17 +31,20 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
     code_version=f"snapshot2+{EXTRACTORS_VERSION}",
     deps=[corpus_files],
     automation_condition=AUTOMATION,
-    check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot"),
-                 AssetCheckSpec("counts_add_up", asset="corpus_snapshot")],
+    check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot", blocking=True),
+                 AssetCheckSpec("counts_add_up", asset="corpus_snapshot", blocking=True)],
 )
 def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
     """One row per document file: canonical text, sha256, extractor, ok or failed with a reason."""
     started = time.perf_counter()
-    frame = corpus.snapshot(dataset.dataset().documents_dir, dataset.max_file_mb * 2**20)
+    listing = corpus.list_folder(dataset.dataset().documents_dir)
+    frame = corpus.snapshot_of(listing, dataset.max_file_mb * 2**20)
     seconds = time.perf_counter() - started
     failed = frame[frame["status"] == "failed"]
     for row in failed.itertuples():
         context.log.warning(f"document failed: {row.path}: {row.error}")
+    for entry in listing.skipped:
+        context.log.info(f"skipped: {entry['path']}: {entry['why']}")
     counts = corpus.ledger(frame)
     notes = {r.path: json.loads(r.notes) for r in frame.itertuples() if r.status == "ok" and json.loads(r.notes)}
     duplicates = frame["document_id"][frame["document_id"].duplicated()].tolist()
@@ -53,6 +56,9 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
             "documents_seen": counts["seen"],
             "documents_ok": counts["ok"],
             "documents_failed": counts["failed"],
+            "entries_skipped": len(listing.skipped),
+            "skipped": MetadataValue.md(markdown_preview(pd.DataFrame(listing.skipped), rows=len(listing.skipped)))
+            if listing.skipped else MetadataValue.md("none"),
             "failed_by_reason": MetadataValue.json(counts["failed_by_reason"]),
             "characters": int(frame["text"].str.len().sum()),
             "megabytes_per_second": MetadataValue.float(float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0),
@@ -77,7 +83,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
     group_name="corpus",
     code_version="ground_truth1",
     automation_condition=AUTOMATION,
-    check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth")],
+    check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth", blocking=True)],
 )
 def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpus_snapshot: pd.DataFrame):
     """Validated queries (one row per phrasing); rejected questions listed with reasons."""

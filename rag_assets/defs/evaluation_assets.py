@@ -7,12 +7,14 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets import chunking, evaluation, refusal, report
+from rag_assets import evaluation, refusal, report
 from rag_assets import ground_truth as gt
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.index_assets import bm25_index, chunk_index
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.ground_truth import Sample
+from rag_assets.provenance import of_runs as provenance_of_runs
+from rag_assets.provenance import of_table as provenance_of_table
 from rag_assets.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval import run_queries
 
@@ -43,7 +45,8 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
         t0 = time.perf_counter()
         vectors.append(model.encode([q])[0])
         encode_ms.append((time.perf_counter() - t0) * 1000)
-    query_vectors, encode_ms = np.stack(vectors), np.array(encode_ms)
+    query_vectors = np.stack(vectors) if vectors else np.zeros((0, model.dim), np.float32)
+    encode_ms = np.array(encode_ms)
     reranker, rerank_status = find_cross_encoder(retrieval.cross_encoder or None)
     context.log.info(f"reranker: {rerank_status}")
     strategies = sorted(set(chunk_sets) & set(embeddings))
@@ -66,7 +69,8 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
                                   rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])}))
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
-    runs["corpus_hash"] = runs["strategy"].map({s: c["corpus_hash"].iloc[0] if len(c) else None for s, c in chunk_sets.items()})
+    for stamp in ("corpus_hash", "chunker"):  # provenance, as each chunk set recorded it
+        runs[stamp] = runs["strategy"].map({s: c[stamp].iloc[0] if len(c) else None for s, c in chunk_sets.items()})
     runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
@@ -95,30 +99,13 @@ def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame]
 
 def check_same_inputs(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame) -> None:
     """Score runs only against the chunks and questions they were computed from."""
-    if set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
+    if len(retrieval_runs) and set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
         raise ValueError("retrieval_runs were computed on other questions than the current ground_truth: "
                          "rematerialise retrieval_runs first")
-    for strategy, runs in retrieval_runs.groupby("strategy"):
-        if strategy not in chunk_sets or set(runs["corpus_hash"]) != set(chunk_sets[strategy]["corpus_hash"]):
+    for strategy, runs in retrieval_runs.groupby("strategy"):  # an empty chunk set stamps no corpus hash
+        if strategy not in chunk_sets or set(runs["corpus_hash"].dropna()) != set(chunk_sets[strategy]["corpus_hash"]):
             raise ValueError(f"retrieval_runs for strategy {strategy} were computed on another version of its chunk "
                              "set: rematerialise retrieval_runs first")
-
-
-PROVENANCE = ["corpus_hash", "ground_truth_hash", "model_id", "bm25"]
-
-
-def _provenance(retrieval_runs) -> dict:
-    """The inputs the runs were computed from, as they recorded them; one value each, or the
-    evaluation would mix results of different corpora, questions or models."""
-    out = {}
-    for key in PROVENANCE:
-        values = sorted(retrieval_runs[key].astype(str).unique())
-        if len(values) != 1:
-            raise ValueError(f"retrieval_runs mixes {len(values)} values of {key} ({', '.join(values)}): "
-                             "rematerialise the stale strategies first")
-        out[key] = values[0]
-    out["chunker"] = json.dumps({s: chunking.STRATEGIES[s].settings() for s in sorted(retrieval_runs["strategy"].unique())})
-    return out
 
 
 @asset(group_name="evaluation", code_version="eval1", automation_condition=AUTOMATION)
@@ -126,10 +113,10 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     """R@1/4/8/20 and MRR (and citable twins) with 95 % intervals, answers destroyed, provenance."""
     destroyed = query_hits[query_hits["holders"] == 0].groupby("strategy")["question_id"].nunique().to_dict()
     table = evaluation.metric_table(query_hits, destroyed)
-    provenance = _provenance(retrieval_runs)
+    provenance = provenance_of_runs(retrieval_runs)
     for key, value in provenance.items():
         table[key] = value
-    return Output(table, metadata={**{k: MetadataValue.text(v) for k, v in provenance.items()},
+    return Output(table, metadata={**{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
                                    "recall": MetadataValue.md(report.recall_table(table))})
 
 
@@ -141,16 +128,20 @@ def significance_report(context: AssetExecutionContext, data_dir: DataDirResourc
     destroyed = (evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
                  .drop_duplicates("strategy").set_index("strategy")["value"].astype(int).to_dict())
     answerable = int(query_hits["question_id"].nunique())
-    provenance = {k: evaluation_tables[k].iloc[0] for k in PROVENANCE}
+    provenance = provenance_of_table(evaluation_tables)
     png = report.recall_plot_png(evaluation_tables)
-    out = data_dir.path("reports")
+    out = data_dir.layout.reports
     out.mkdir(parents=True, exist_ok=True)
-    (out / "recall_at_k.png").write_bytes(png)
-    markdown = report.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance, "recall_at_k.png")
+    if png:
+        (out / "recall_at_k.png").write_bytes(png)
+    else:  # an older run's plot must not pass for this one's
+        (out / "recall_at_k.png").unlink(missing_ok=True)
+    markdown = report.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance,
+                             "recall_at_k.png" if png else None)
     (out / "significance_report.md").write_text(markdown, encoding="utf-8")
     context.log.info(f"report written to {out / 'significance_report.md'}")
     return Output(tests, metadata={
-        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({report.data_uri(png)})")),
+        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({report.data_uri(png)})") if png else markdown),
         "report_path": MetadataValue.path(str(out / "significance_report.md")),
         "not_compared": MetadataValue.json(skipped),
     })
@@ -163,6 +154,9 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
     answers with and without the needle, refusals, and bluffs on questions that must get no answer."""
     check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
+    if retrieval_runs.empty:
+        return Output(pd.DataFrame(columns=refusal.SWEEP_COLUMNS), metadata={
+            "skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"})
     threshold, strategy = retrieval.refusal_threshold, retrieval.serving(set(retrieval_runs["strategy"]))
     if strategy != retrieval.serving_strategy:
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
@@ -173,7 +167,7 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     best = refusal.best_distances(runs, ground_truth)
     answer = refusal.answer_distances(runs, ground_truth, texts)
     png = refusal.distance_histogram_png(best, threshold)
-    out = data_dir.path("reports")
+    out = data_dir.layout.reports
     out.mkdir(parents=True, exist_ok=True)
     (out / "refusal_distances.png").write_bytes(png)
     shown = sorted({min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)})

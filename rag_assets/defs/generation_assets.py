@@ -9,7 +9,8 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from rag_assets import answer_scoring
 from rag_assets import ground_truth as gt
 from rag_assets.answering import Answerer
-from rag_assets.retrieval import ALL_TENANTS
+from rag_assets.provenance import of_table as provenance_of_table
+from rag_assets.access import ALL_TENANTS
 from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.evaluation_assets import ALL_STRATEGIES, retrieval_runs
 from rag_assets.defs.index_assets import bm25_index, chunk_index
@@ -66,7 +67,7 @@ def generation_eval(context: AssetExecutionContext, embedder: EmbedderResource, 
     table = scored.assign(
         citations=[json.dumps(c) for c in scored["citations"]], sources=[json.dumps(s) for s in scored["sources"]],
         dangling=[json.dumps(d) for d in scored["dangling"]], omitted=[json.dumps(o) for o in scored["omitted"]],
-        generator=lm.identity, embedding_model=model.identity, corpus_hash=chunk_sets[strategy]["corpus_hash"].iloc[0],
+        generator=lm.identity, embedding_model=model.identity, corpus_hash=provenance_of_table(chunk_sets[strategy], ["corpus_hash"])["corpus_hash"],
         ground_truth_hash=gt.ground_truth_hash(ground_truth),
     )
     shown = scored[scored["kind"] == "answerable"].head(3)

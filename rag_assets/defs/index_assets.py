@@ -15,29 +15,46 @@ from dagster import (
     asset,
 )
 
-from rag_assets import corpus, dense
+from rag_assets import dense
+from rag_assets.access import access_by_document
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.sources import embedding_model
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.embedding import PIPELINE_VERSION, require_identity, wordpiece_counts
-from rag_assets.embedding_cache import EmbeddingCache
+from rag_assets.embedding_cache import EmbeddingCache, text_key
 from rag_assets.lexical import BM25Index
 from rag_assets.retrieval import ChunkIndex
 
 UNIT_TOLERANCE = 1e-5
 
 
+IDENTITY_SAMPLE = 16  # vectors re-encoded by single_model_identity
+SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encoding
+
+
 def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
-    """Vectors next to the stamps that say what made them (DESIGN.md §4)."""
+    """Vectors next to the stamps that say what made them (DESIGN.md §4), and the hash of
+    the text each encodes: ids are positional, so only the hash ties a vector to its text."""
     return pd.DataFrame({
         "chunk_id": chunks["chunk_id"].to_numpy(),
+        "text_sha256": [text_key(t) for t in chunks["text"]],
         "embedding": list(vectors),
         "model_id": model_id,
         "dim": vectors.shape[1],
         "pipeline_version": PIPELINE_VERSION,
         "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
     })
+
+
+def reencoding_error(model, texts: list[str], vectors: np.ndarray, sample: int = IDENTITY_SAMPLE) -> float:
+    """Largest 1 - cos between stored vectors and the model's fresh encoding of their texts,
+    over a seeded sample: a cache that served another model's (or a corrupt) vector shows here."""
+    if not texts:
+        return 0.0
+    rows = np.random.default_rng(0).choice(len(texts), size=min(sample, len(texts)), replace=False)
+    fresh = model.encode([texts[i] for i in rows])
+    return float(1.0 - (fresh * vectors[rows]).sum(axis=1).min())
 
 
 def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
@@ -51,8 +68,10 @@ def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
     deps=[embedding_model],
     automation_condition=AUTOMATION,
     check_specs=[
-        AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings"),
-        AssetCheckSpec("single_model_identity", asset="embeddings"),
+        AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings", blocking=True),
+        AssetCheckSpec("single_model_identity", asset="embeddings", blocking=True,
+                       description="every row is stamped with the configured model, and a seeded sample of "
+                                   "vectors equals that model's fresh encoding of the chunk texts"),
     ],
 )
 def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_dir: DataDirResource,
@@ -62,7 +81,7 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
     Only texts the cache (model identity x text hash) lacks are encoded."""
     model = embedder.load()
     texts = chunk_sets["text"].tolist()
-    cache = EmbeddingCache(data_dir.path("cache", "embeddings"), model)
+    cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
     with tqdm(desc=f"embeddings[{context.partition_key}]", unit="chunk", leave=False) as bar:
         def progress(done, total):
             bar.total = total
@@ -93,15 +112,14 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
                   "max_identity_error_200x200": MetadataValue.float(identity_err)},
     )
     identities = sorted(frame["model_id"].unique())
+    drift = reencoding_error(model, texts, vectors)
     yield AssetCheckResult(
         check_name="single_model_identity",
-        passed=identities == [model.identity],
-        metadata={"identities": MetadataValue.json(identities), "configured": model.identity},
+        passed=set(identities) <= {model.identity} and drift <= SAME_VECTOR,
+        metadata={"identities": MetadataValue.json(identities), "configured": model.identity,
+                  "reencoded_sample": min(IDENTITY_SAMPLE, len(texts)),
+                  "max_reencoding_distance": MetadataValue.float(drift), "tolerance": MetadataValue.float(SAME_VECTOR)},
     )
-
-
-def bm25_path(data_dir: DataDirResource, strategy: str):
-    return data_dir.path("assets", "bm25_index", strategy)
 
 
 @asset(group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1", automation_condition=AUTOMATION)
@@ -112,7 +130,7 @@ def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrie
     t0 = time.perf_counter()
     index = BM25Index.build(chunk_sets["text"].tolist(), settings)
     seconds = time.perf_counter() - t0
-    path = bm25_path(data_dir, context.partition_key)
+    path = data_dir.layout.bm25(context.partition_key)
     index.save(path)
     return MaterializeResult(metadata={
         "path": MetadataValue.path(str(path)),
@@ -129,12 +147,13 @@ def chunk_index(data_dir: DataDirResource, strategy: str, chunks: pd.DataFrame, 
     and the vectors come from the model that embeds the queries. With the corpus snapshot,
     each chunk carries its document's access list (for tenant filtering)."""
     require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
-    if embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist():
-        raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}]: "
-                         f"rematerialise embeddings[{strategy}]")
+    if (embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist()
+            or embeddings["text_sha256"].tolist() != [text_key(t) for t in chunks["text"]]):
+        raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}] "
+                         f"(chunk ids or texts differ): rematerialise embeddings[{strategy}]")
     access = None
     if snapshot is not None:
-        lists = corpus.access_by_document(snapshot)
+        lists = access_by_document(snapshot)
         access = [lists[d] for d in chunks["document_id"]]
     return ChunkIndex(strategy, chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors_of(embeddings),
-                      BM25Index.load(bm25_path(data_dir, strategy)), access)
+                      BM25Index.load(data_dir.layout.bm25(strategy)), access)

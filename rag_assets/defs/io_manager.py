@@ -7,6 +7,7 @@ temporary file renamed into place, so a killed run leaves the previous file read
 
 
 import os
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -21,6 +22,8 @@ from dagster import (
     UPathIOManager,
 )
 from upath import UPath
+
+from rag_assets import locking
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80
@@ -58,6 +61,7 @@ class ParquetIOManager(UPathIOManager):
     def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path: UPath) -> None:
         table = pa.Table.from_pandas(obj, preserve_index=False)
         if path.protocol in ("", "file", "local"):
+            locking.shared(Path(self._base_path.path).parent)  # the data dir: never beside an exclusive writer
             tmp = f"{path.path}.tmp-{os.getpid()}"
             pq.write_table(table, tmp)
             os.replace(tmp, path.path)

@@ -18,6 +18,7 @@ from dagster import (
 )
 
 from rag_assets import history, regression
+from rag_assets.provenance import of_table as provenance_of_table
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
@@ -34,20 +35,20 @@ CODE_VERSION = json.dumps({
 }, sort_keys=True)
 
 
-def _history_dir(data_dir: DataDirResource):
-    return data_dir.path("assets", "evaluation_history")
-
-
 @asset(group_name="nightly", code_version="history1", automation_condition=AUTOMATION)
 def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
                        evaluation_tables: pd.DataFrame) -> MaterializeResult:
     """Appends this evaluation's per-query hits with full provenance (Parquet, by date)."""
-    provenance = {k: evaluation_tables[k].iloc[0] for k in history.INPUTS}
+    provenance = provenance_of_table(evaluation_tables)
     provenance["code_version"] = CODE_VERSION
-    path = history.append(_history_dir(data_dir), query_hits, provenance, context.run.run_id)
+    if query_hits.empty:
+        return MaterializeResult(metadata={
+            "skipped": "nothing was evaluated (no answerable query, or no chunk): no entry appended",
+            "entries": len(history.entries(data_dir.layout.history))})
+    path = history.append(data_dir.layout.history, query_hits, provenance, context.run.run_id)
     return MaterializeResult(metadata={
         "entry": MetadataValue.path(str(path)),
-        "entries": len(history.entries(_history_dir(data_dir))),
+        "entries": len(history.entries(data_dir.layout.history)),
         **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
     })
 
@@ -61,15 +62,16 @@ def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource
 )
 def regression_report(context: AssetExecutionContext, data_dir: DataDirResource):
     """The newest evaluation against the previous one: paired sign tests, Holm, losses flagged."""
-    entries = history.entries(_history_dir(data_dir))
-    current = pd.read_parquet(entries[-1])
+    entries = history.entries(data_dir.layout.history)
+    current = pd.read_parquet(entries[-1]) if entries else None
     previous = pd.read_parquet(entries[-2]) if len(entries) > 1 else None
     if previous is None:
         result = regression.Regression(False, [], pd.DataFrame(columns=regression.REGRESSION_COLUMNS))
     else:
         result = regression.compare(current, previous, history.provenance_of(current), history.provenance_of(previous))
-    markdown = regression.render(result, history.label(entries[-1]), history.label(entries[-2]) if previous is not None else None)
-    out = data_dir.path("reports")
+    markdown = regression.render(result, history.label(entries[-1]) if entries else None,
+                                 history.label(entries[-2]) if previous is not None else None)
+    out = data_dir.layout.reports
     out.mkdir(parents=True, exist_ok=True)
     (out / "regression_report.md").write_text(markdown, encoding="utf-8")
     yield MaterializeResult(metadata={

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
+from rag_assets import locking
 from rag_assets.corpus import MAX_BYTES
 from rag_assets.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.embedding import MODEL_NAME, Embedder
 from rag_assets.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ground_truth import FULL, Sample
+from rag_assets.layout import DataDir
 from rag_assets.lexical import BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
@@ -45,12 +47,17 @@ class DatasetResource(ConfigurableResource):
 
 
 class DataDirResource(ConfigurableResource):
-    """The data dir: assets that are not tables (BM25 indexes) and reports live under it."""
+    """The data dir: assets that are not tables (BM25 indexes) and reports live under it. A run
+    that uses it holds the data dir's lock shared (see rag_assets.locking)."""
 
     root: str
 
-    def path(self, *parts: str) -> Path:
-        return Path(self.root).joinpath(*parts)
+    def setup_for_execution(self, context) -> None:
+        locking.shared(Path(self.root))
+
+    @property
+    def layout(self) -> DataDir:
+        return DataDir(Path(self.root))
 
 
 class EmbedderResource(ConfigurableResource):

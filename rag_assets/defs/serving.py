@@ -1,20 +1,26 @@
 """What `rag-assets ask` answers from: one strategy's materialised index, never rebuilt, and
-refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows)."""
+refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows), its
+blocking checks passed, and its files can be read. Nothing here writes: the data dir and the
+instance may be read-only."""
 
 import pandas as pd
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 from dagster._time import get_current_datetime
 
 from rag_assets.defs.generation_assets import titled
 from rag_assets.defs.index_assets import chunk_index
-from rag_assets.defs.sources import record_source_versions
+from rag_assets.defs.sources import changed_source_events, source_versions
+from rag_assets.layout import DataDir
+from rag_assets.lexical import IndexUnreadable
 from rag_assets.retrieval import ChunkIndex
+
+SOURCE_READERS = {"corpus_files": "corpus_snapshot", "embedding_model": "embeddings", "chunker_settings": "chunk_sets"}
 
 
 class IndexNotReady(RuntimeError):
-    """The index is missing, stale or does not line up: answering from it would mislead."""
+    """The index is missing, stale, failed a check or cannot be read: answering would mislead."""
 
 
 def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
@@ -28,16 +34,24 @@ def _name(key: AssetKey, partition: str | None) -> str:
     return key.to_user_string() + (f"[{partition}]" if partition else "")
 
 
-def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
-    """Why the strategy's index cannot be served, one line each (empty: it can).
+def _served(strategy: str) -> list[tuple[AssetKey, str | None]]:
+    return [(AssetKey("corpus_snapshot"), None), (AssetKey("chunk_sets"), strategy),
+            (AssetKey("embeddings"), strategy), (AssetKey("bm25_index"), strategy)]
 
-    Source versions (corpus folder, embedding model, chunker settings) are recorded first,
-    as the sensor would, so an edit made since the last run is seen now."""
-    record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
-    resolver = stale_resolver(defs, instance)
+
+def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
+    """Why the strategy's index cannot be served, one phrase each (empty: it can).
+
+    Source versions (corpus folder, embedding model, chunker settings) are compared with the
+    ones last recorded without recording anything, so an edit made since then is seen now."""
     problems = []
-    for key, partition in ((AssetKey("corpus_snapshot"), None), (AssetKey("chunk_sets"), strategy),
-                           (AssetKey("embeddings"), strategy), (AssetKey("bm25_index"), strategy)):
+    for event in changed_source_events(instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])):
+        source = event.asset_key.to_user_string()
+        if event.partition in (None, strategy):
+            reader = _name(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
+            problems.append(f"{reader} is stale: {_name(event.asset_key, event.partition)} changed since the last run")
+    resolver = stale_resolver(defs, instance)
+    for key, partition in _served(strategy):
         status = resolver.get_status(key, partition).value
         if status == "MISSING":
             problems.append(f"{_name(key, partition)} has never been materialised")
@@ -48,16 +62,62 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
     return problems
 
 
+def _evaluation(instance: DagsterInstance, check: AssetCheckKey, materialization) -> bool | None:
+    """Whether `check` passed on that materialisation (None: it never ran on it). Dagster 1.13
+    records a partitioned asset's check without its partition, so each evaluation is matched
+    to the materialisation it evaluated; newest first, never further back than it."""
+    cursor = None
+    while True:
+        page = instance.event_log_storage.get_asset_check_execution_history(check, limit=50, cursor=cursor)
+        for record in page:
+            evaluation = record.event.dagster_event.event_specific_data if record.event else None
+            target = getattr(evaluation, "target_materialization_data", None)
+            if target and target.storage_id == materialization.storage_id:
+                return evaluation.passed
+            if record.create_timestamp < materialization.timestamp - 60:  # planned before it was made
+                return None
+        if len(page) < 50:
+            return None
+        cursor = page[-1].id
+
+
+def failed_checks(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
+    """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
+    graph = defs.resolve_asset_graph()
+    out = []
+    for key, partition in _served(strategy):
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1).records
+        for check in sorted((c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
+                            key=lambda c: c.name):
+            passed = _evaluation(instance, check, records[0]) if records else True
+            if passed is False:
+                out.append(f"{_name(key, partition)} failed its check {check.name}")
+            elif passed is None:
+                out.append(f"{_name(key, partition)} has no result of its check {check.name}")
+    return out
+
+
+def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFrame:
+    try:
+        return layout.read_table(name, partition)
+    except Exception as exc:  # a deleted, truncated or foreign file: say which asset, never a traceback
+        raise IndexNotReady(f"{_name(AssetKey(name), partition)} cannot be read ({type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}): materialise it again") from None
+
+
 def load_index(defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str) -> tuple[ChunkIndex, pd.DataFrame]:
     """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
-    problems = freshness_problems(defs, instance, strategy)
+    problems = freshness_problems(defs, instance, strategy) + failed_checks(defs, instance, strategy)
     if problems:
-        raise IndexNotReady(f"the index of strategy {strategy} cannot be served:\n  - " + "\n  - ".join(problems)
-                            + "\nmaterialise it again (`rag-assets run`, or from the UI) before asking")
-    load = lambda name, partition=None: defs.load_asset_value(AssetKey(name), partition_key=partition, instance=instance)  # noqa: E731
-    chunks, vectors, snapshot = load("chunk_sets", strategy), load("embeddings", strategy), load("corpus_snapshot")
+        raise IndexNotReady(f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
+                            "materialise it again (`rag-assets run`, or from the UI) before asking")
+    layout = defs.resources["data_dir"].layout
+    chunks, vectors, snapshot = _load(layout, "chunk_sets", strategy), _load(layout, "embeddings", strategy), _load(layout, "corpus_snapshot")
     try:
         index = chunk_index(defs.resources["data_dir"], strategy, chunks, vectors, model_identity, snapshot)
-    except ValueError as exc:  # IdentityMismatch included
+    except IndexUnreadable as exc:
+        raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
+    except ValueError as exc:  # IdentityMismatch and misaligned vectors included
         raise IndexNotReady(str(exc)) from None
     return index, titled(chunks, snapshot)

@@ -1,0 +1,144 @@
+"""One writer per data dir: an advisory lock on the data dir's lock file (`.rag-assets.lock`).
+
+`rag-assets run` holds it exclusively for its whole life and writes its pid, the process's
+start time and its command into the file, so a second run refuses and says who holds it.
+Dagster runs launched from the UI, a schedule or a sensor take it shared when they first
+write, so they run side by side but never beside an exclusive holder. Readers (`ask`, the
+UI) take nothing.
+
+The lock is an flock(2) lock: the kernel drops it when its holder exits, SIGKILL included,
+so a dead holder can never block anyone. Its record stays behind; the next holder finds it
+and reports the lock it took over as stale. Local file systems only: an object-store data
+dir has no such lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rag_assets.layout import DataDir
+
+class DataDirBusy(RuntimeError):
+    """Another process holds the data dir's lock in a mode that excludes this one."""
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22): with the
+    pid it names one process, even after the pid is reused. None where /proc has no such pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[19]
+
+
+def process_alive(pid: int, start: str | None) -> bool:
+    """Whether the process `pid` that started at `start` still runs (None: any start)."""
+    now = process_start(pid)
+    return now is not None and (start is None or now == start)
+
+
+@dataclass
+class _Held:
+    fd: int
+    mode: int  # fcntl.LOCK_SH or fcntl.LOCK_EX
+    depth: int = 0  # nested exclusive holds
+
+
+_held: dict[str, _Held] = {}  # lock file -> what this process holds
+
+
+def _lock_file(data_dir: Path) -> str:
+    return str(DataDir(Path(data_dir).resolve()).lock)
+
+
+def _record(fd: int) -> dict | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    raw = os.read(fd, 4096)
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+
+
+def describe_holder(record: dict | None) -> str:
+    if not record:
+        return ("Dagster runs launched from the UI, a schedule or a sensor are writing to it; wait for them to "
+                "finish (the UI's Runs page shows them)")
+    return (f"`{record.get('command', 'rag-assets')}` holds it (pid {record.get('pid')} on {record.get('host')}, "
+            f"started {record.get('started')}); wait for it to finish, or stop it")
+
+
+def _flock(fd: int, mode: int) -> bool:
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _open(path: str) -> int:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+@contextmanager
+def exclusive(data_dir: Path, command: str):
+    """Hold the data dir alone for the block; DataDirBusy names the holder otherwise.
+    Yields the record of a previous holder that died holding it (a stale lock), or None."""
+    path = _lock_file(data_dir)
+    held = _held.get(path)
+    if held and held.mode == fcntl.LOCK_EX:
+        held.depth += 1
+        try:
+            yield None
+        finally:
+            held.depth -= 1
+        return
+    fd = held.fd if held else _open(path)
+    if not _flock(fd, fcntl.LOCK_EX):
+        record = _record(fd)
+        if not held:
+            os.close(fd)
+        raise DataDirBusy(f"the data dir {Path(data_dir)} is in use: {describe_holder(record)}")
+    stale = _record(fd)
+    if stale and stale.get("pid") == os.getpid():
+        stale = None
+    mine = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "host": socket.gethostname(),
+            "command": command, "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(mine).encode(), 0)
+    previous = held
+    _held[path] = _Held(fd, fcntl.LOCK_EX, 1)
+    try:
+        yield stale
+    finally:
+        os.ftruncate(fd, 0)
+        if previous:  # this process wrote before it ran the command: keep its shared hold
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            _held[path] = previous
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            del _held[path]
+
+
+def shared(data_dir: Path) -> None:
+    """Hold the data dir shared until this process exits (a no-op when it already holds it);
+    DataDirBusy names the exclusive holder otherwise."""
+    path = _lock_file(data_dir)
+    if path in _held:
+        return
+    fd = _open(path)
+    if not _flock(fd, fcntl.LOCK_SH):
+        record = _record(fd)
+        os.close(fd)
+        raise DataDirBusy(f"the data dir {Path(data_dir)} is in use: {describe_holder(record)}")
+    _held[path] = _Held(fd, fcntl.LOCK_SH)

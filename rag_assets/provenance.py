@@ -1,0 +1,36 @@
+"""What an evaluation was computed from: one definition for every table, report and history
+entry, so a number can always be traced to its inputs (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+# Each input, and the word a report uses for it when it changes.
+INPUTS = {"corpus_hash": "corpus", "model_id": "model", "chunker": "chunker", "ground_truth_hash": "questions",
+          "bm25": "BM25 settings"}
+
+
+def of_runs(runs: pd.DataFrame) -> dict:
+    """The inputs retrieval runs were computed from, as they recorded them: one value each, or
+    the evaluation would mix results of different corpora, questions or models (ValueError).
+    The chunker is recorded per strategy, by each chunk set. No runs: every value is None."""
+    if runs.empty:
+        return dict.fromkeys(INPUTS)
+    out = {}
+    for key in (k for k in INPUTS if k != "chunker"):
+        values = sorted(runs[key].astype(str).unique())
+        if len(values) != 1:
+            raise ValueError(f"retrieval_runs mixes {len(values)} values of {key} ({', '.join(values)}): "
+                             "rematerialise the stale strategies first")
+        out[key] = values[0]
+    stamps = runs.drop_duplicates("strategy").sort_values("strategy")
+    out["chunker"] = json.dumps({s: json.loads(c) if isinstance(c, str) else None
+                                 for s, c in zip(stamps["strategy"], stamps["chunker"])})
+    return out
+
+
+def of_table(table: pd.DataFrame, keys=INPUTS) -> dict:
+    """The provenance columns of a table that carries them on every row (None when empty)."""
+    return {k: (table[k].iloc[0] if len(table) else None) for k in keys}

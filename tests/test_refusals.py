@@ -1,0 +1,262 @@
+"""Refusals instead of tracebacks, integrity that blocks, and one writer per data dir.
+
+One data dir is materialised for the module (tiny corpus, every strategy); each test works on
+a copy of it, so damage done by one test never reaches another."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
+
+from rag_assets import chunking
+from rag_assets.cli import main
+from rag_assets.defs import build_definitions
+from rag_assets.defs.plan import materialization_steps
+from rag_assets.defs.index_assets import chunk_index
+from rag_assets.defs.resources import DataDirResource
+from rag_assets.embedding import Embedder
+from rag_assets.layout import DataDir
+
+from conftest import write_dataset
+
+QUESTION = "How do I renew my passport?"  # refused by the gate: the whole index is read, no generator loaded
+RUN = ["--strategies", "E", "--no-llm"]
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+@pytest.fixture(autouse=True)
+def _own_environment(monkeypatch):
+    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
+        monkeypatch.setenv(var, "unset")  # the CLI exports these; monkeypatch restores them afterwards
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("built")
+    dataset = write_dataset(root / "dataset")
+    saved = {v: os.environ.get(v) for v in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET")}
+    assert main(["run", "--dataset", str(dataset), "--data-dir", str(root / "data"), "--no-llm"]) == 0  # every strategy
+    for var, value in saved.items():
+        os.environ.pop(var, None) if value is None else os.environ.__setitem__(var, value)
+    return dataset, root / "data"
+
+
+@pytest.fixture
+def copy(built, tmp_path):
+    dataset, data = built
+    shutil.copytree(data, tmp_path / "data")
+    return dataset, tmp_path / "data"
+
+
+def ask(capsys, dataset, data_dir, *extra) -> tuple[int, str, str]:
+    try:
+        code = main(["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), "--json", *extra, QUESTION])
+    except SystemExit as exc:  # argparse refuses arguments itself
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_refusal(err: str, *expected: str) -> None:
+    lines = [line for line in err.splitlines() if line.startswith("rag-assets ask: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert all(e in lines[0] for e in expected), lines[0]
+
+
+def test_a_healthy_index_is_served(copy, capsys):
+    code, out, _ = ask(capsys, *copy)
+    answer = json.loads(out)
+    assert code == 0 and answer["refused"] and 0 < answer["nearest_distance"] < 2
+
+
+@pytest.mark.parametrize("damage, names", [
+    (lambda d: d.table("embeddings", "E").unlink(), "embeddings[E] cannot be read"),
+    (lambda d: d.table("chunk_sets", "E").write_bytes(d.table("chunk_sets", "E").read_bytes()[:300]), "chunk_sets[E] cannot be read"),
+    (lambda d: d.table("corpus_snapshot").unlink(), "corpus_snapshot cannot be read"),
+    (lambda d: shutil.rmtree(d.bm25("E")), "bm25_index[E] cannot be read"),
+    (lambda d: (d.bm25("E") / "params.index.json").write_text("{not json"), "bm25_index[E] cannot be read"),
+    (lambda d: (d.bm25("E") / "data.csc.index.npy").write_bytes(b"\x93NUMPY"), "bm25_index[E] cannot be read"),
+])
+def test_a_damaged_index_is_refused_in_one_line_naming_the_asset(copy, capsys, damage, names):
+    dataset, data_dir = copy
+    damage(DataDir(data_dir))
+    code, out, err = ask(capsys, dataset, data_dir)
+    assert code == 2 and out == ""
+    one_line_refusal(err, names, "materialise it again")
+
+
+def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
+    dataset, data_dir = copy
+    for extra, message in ((["--threshold", "nan"], "between 0 and 2"), (["--threshold", "-1"], "between 0 and 2"),
+                           (["--strategy", "Z"], "invalid choice: 'Z'")):
+        code, out, err = ask(capsys, dataset, data_dir, *extra)
+        assert code == 2 and out == "" and message in err and "Traceback" not in err
+    code, _, err = ask(capsys, tmp_path / "no-dataset", data_dir)
+    assert code == 2
+    one_line_refusal(err, "is not a dataset: missing documents, questions.jsonl")
+    code, _, err = ask(capsys, dataset, tmp_path / "typo")
+    assert code == 2 and not (tmp_path / "typo").exists()  # never created
+    one_line_refusal(err, "nothing has been materialised in", "rag-assets run --data-dir")
+
+
+def test_ask_answers_from_a_read_only_data_dir(copy, tmp_path):
+    """The data dir is mounted read-only (a private mount namespace as root; file modes otherwise)."""
+    dataset, data_dir = copy
+    cmd = [sys.executable, "-m", "rag_assets.cli", "ask", "--dataset", str(dataset), "--data-dir", str(data_dir),
+           "--json", QUESTION]
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in data_dir.rglob("*"))
+    if os.geteuid() == 0:
+        mount = f"mount --bind {data_dir} {data_dir} && mount -o remount,ro,bind {data_dir} && exec \"$@\""
+        result = subprocess.run(["unshare", "--mount", "sh", "-c", mount, "sh", *cmd], env=env, capture_output=True, text=True)
+    else:
+        subprocess.run(["chmod", "-R", "a-w", str(data_dir)], check=True)
+        result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        subprocess.run(["chmod", "-R", "u+w", str(data_dir)], check=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout)["nearest_distance"] > 0
+    assert sorted((str(p), p.stat().st_mtime_ns) for p in data_dir.rglob("*")) == before  # nothing written
+
+
+def poison_embedding_cache(data_dir: Path) -> None:
+    """Every cached key now holds another text's vector (a newer shard wins)."""
+    folder = next(DataDir(data_dir).embedding_cache.iterdir())
+    shards = [pq.read_table(p) for p in sorted(folder.glob("shard-*.parquet"))]
+    keys = [k for t in shards for k in t.column("key").to_pylist()]
+    vectors = np.roll(np.concatenate([np.stack(t.column("vector").to_numpy(zero_copy_only=False)) for t in shards]), 1, axis=0)
+    flat = pa.array(vectors.astype(np.float32).ravel())
+    pq.write_table(pa.table({"key": keys, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}),
+                   folder / f"shard-{time.time_ns()}-0.parquet")
+
+
+def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, set[str]]:
+    """Re-materialise embeddings[E] alone, then ask the automation what it would launch next.
+    Returns (the run succeeded, the assets it would launch)."""
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset, llm=False)
+    job = defs.resolve_implicit_global_asset_job_def()
+    with DagsterInstance.from_config(str(DataDir(data_dir).dagster_home)) as instance:
+        cursor = evaluate_automation_conditions(defs=defs, instance=instance).cursor
+        ok = job.execute_in_process(instance=instance, asset_selection=[AssetKey("embeddings")], partition_key="E",
+                                    raise_on_error=False, run_config=QUIET).success
+        tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    return ok, {r.key.to_user_string() for r in tick.results if not r.true_subset.is_empty}
+
+
+def test_a_failed_blocking_check_stops_its_run_before_anything_downstream(tiny_dataset, tmp_path, monkeypatch):
+    """A chunker bug (one offset off by one) fails offsets_slice_back: the run stops, and the
+    embeddings and BM25 index of that chunk set are never built from it."""
+    real = chunking.chunk_corpus
+
+    def off_by_one(documents, strategy):
+        chunks = real(documents, strategy)
+        chunks.loc[0, "start"] += 1
+        return chunks
+
+    monkeypatch.setattr(chunking, "chunk_corpus", off_by_one)
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
+    job = defs.resolve_implicit_global_asset_job_def()
+    with instance_for_test() as instance:
+        results = [job.execute_in_process(instance=instance, asset_selection=list(step.keys), raise_on_error=False,
+                                          partition_key=step.partition_key, run_config=QUIET)
+                   for step in materialization_steps(defs, ["C"])[:2]]
+        assert results[0].success and not results[1].success
+        checks = {c.check_name: c.passed for c in results[1].get_asset_check_evaluations()}
+        built_ = {e.event_specific_data.materialization.asset_key.to_user_string()
+                  for e in results[1].get_asset_materialization_events()}
+    assert checks["offsets_slice_back"] is False and built_ == {"chunk_sets"}
+    assert not DataDir(tmp_path / "data").table("embeddings", "C").exists() and not DataDir(tmp_path / "data").bm25("C").exists()
+
+
+def test_a_failed_blocking_check_stops_everything_downstream_and_the_index_is_refused(built, tmp_path, capsys):
+    """The embedding cache serves wrong vectors under the right keys: the identity check
+    re-encodes a sample and fails; the run fails, the automation launches nothing downstream,
+    and `ask` refuses the index. The same rebuild with a healthy cache is the control."""
+    dataset, data = built
+    control, poisoned = tmp_path / "control", tmp_path / "poisoned"
+    shutil.copytree(data, control)
+    shutil.copytree(data, poisoned)
+    ok, requested = rebuild_embeddings_then_tick(dataset, control)
+    assert ok and "retrieval_runs" in requested
+    poison_embedding_cache(poisoned)
+    ok, requested = rebuild_embeddings_then_tick(dataset, poisoned)
+    assert not ok and requested == set()
+    code, _, err = ask(capsys, dataset, poisoned)
+    assert code == 2
+    one_line_refusal(err, "embeddings[E] failed its check single_model_identity")
+    assert ask(capsys, dataset, control)[0] == 0
+
+
+def test_vectors_are_refused_for_edited_chunk_texts_under_the_same_ids(built):
+    _, data_dir = built
+    layout = DataDir(data_dir)
+    chunks, vectors = layout.read_table("chunk_sets", "E"), layout.read_table("embeddings", "E")
+    identity = vectors["model_id"].iloc[0]
+    chunk_index(DataDirResource(root=str(data_dir)), "E", chunks, vectors, identity)  # as materialised: served
+    edited = chunks.assign(text=chunks["text"].where(chunks.index != 0, chunks["text"] + " An edited sentence."))
+    assert edited["chunk_id"].tolist() == chunks["chunk_id"].tolist()  # ids are positional: they survive the edit
+    with pytest.raises(ValueError, match=r"computed for another version of chunk_sets\[E\] \(chunk ids or texts differ\)"):
+        chunk_index(DataDirResource(root=str(data_dir)), "E", edited, vectors, identity)
+
+
+def test_the_model_identity_covers_every_file_that_changes_a_vector(tmp_path):
+    packaged = Embedder().path
+    copy = tmp_path / "model"
+    for f in packaged.rglob("*"):
+        if f.is_file():
+            (copy / f.relative_to(packaged)).parent.mkdir(parents=True, exist_ok=True)
+            (copy / f.relative_to(packaged)).symlink_to(f)
+    assert Embedder(copy).identity == Embedder().identity  # the same files: the same model
+    config = copy / "sentence_bert_config.json"
+    original = config.read_bytes()
+    config.unlink()
+    config.write_text(json.dumps({**json.loads(original), "max_seq_length": 128}))
+    assert Embedder(copy).identity != Embedder().identity  # same weights, other vectors
+    (copy / "README.md").unlink()
+    (copy / "README.md").write_text("another readme")
+    config.unlink()
+    config.write_bytes(original)
+    assert Embedder(copy).identity == Embedder().identity  # documentation changes no vector
+
+
+def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(built, tmp_path, capsys):
+    dataset, _ = built
+    data_dir = tmp_path / "data"
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    first = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "run", "--dataset", str(dataset),
+                              "--data-dir", str(data_dir), *RUN], env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    home = DataDir(data_dir).dagster_home
+
+    def started_runs():
+        if not (home / "history" / "runs.db").exists():
+            return []
+        with DagsterInstance.from_config(str(home)) as instance:
+            return [r for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED]
+
+    deadline = time.time() + 120
+    while not started_runs() and first.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    assert first.poll() is None, "the first run ended before the second could meet it"
+    assert main(["run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN]) == 2
+    err = capsys.readouterr().err
+    assert f"pid {first.pid}" in err and "rag-assets run --data-dir" in err and "wait for it to finish" in err
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert [r.status for r in started_runs()] == [DagsterRunStatus.STARTED]  # left behind by the killed process
+    assert main(["run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN]) == 0
+    out = capsys.readouterr().out
+    assert f"took over a stale lock: pid {first.pid}" in out and "marked 1 runs failed whose process is gone" in out
+    with DagsterInstance.from_config(str(home)) as instance:
+        statuses = [r.status for r in instance.get_runs()]
+    assert DagsterRunStatus.STARTED not in statuses and statuses.count(DagsterRunStatus.FAILURE) == 1
