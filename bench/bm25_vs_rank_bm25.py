@@ -16,7 +16,7 @@ from rank_bm25 import BM25Okapi
 sys.path.insert(0, str(Path(__file__).parent))
 from common import bundled_queries, pct, synthetic_chunks, timed  # noqa: E402
 
-from rag_assets.lexical import BM25Index, BM25Settings, Tokenizer  # noqa: E402
+from rag_assets.retrieval.lexical import BM25Index, BM25Settings, Tokenizer  # noqa: E402
 
 
 def main() -> None:

@@ -8,9 +8,13 @@ with the real tokenizer, answers destroyed) that `chunk_sets` attaches to each p
 
 import time
 
-from rag_assets import chunk_stats, corpus, ground_truth as gt
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.dataset import BUNDLED_DATASET
+from rag_assets.chunking import diagnostics
+
+from rag_assets.ingest import corpus
+
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def main() -> None:
@@ -24,7 +28,7 @@ def main() -> None:
         t0 = time.perf_counter()
         chunks = chunk_corpus(snap, strategy)
         t1 = time.perf_counter()
-        chunk_stats.chunk_set_stats(chunks, truth)
+        diagnostics.chunk_set_stats(chunks, truth)
         t2 = time.perf_counter()
         print(f"{sid:>8} {len(chunks):>7} {1e3 * (t1 - t0):>9.1f} {chars / (t1 - t0) / 1e6:>8.2f} {1e3 * (t2 - t1):>9.1f}")
 

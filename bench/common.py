@@ -4,10 +4,10 @@ import time
 
 import numpy as np
 
-from rag_assets import corpus
-from rag_assets import ground_truth as gt
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.dataset import BUNDLED_DATASET
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def bundled_chunks(strategy: str = "C"):

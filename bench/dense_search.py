@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import pct, timed  # noqa: E402
 
-from rag_assets.dense import top_k  # noqa: E402
+from rag_assets.retrieval.dense import top_k  # noqa: E402
 
 
 def main() -> None:

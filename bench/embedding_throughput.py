@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import bundled_chunks  # noqa: E402
 
-from rag_assets.embedding import Embedder  # noqa: E402
+from rag_assets.retrieval.embedding import Embedder  # noqa: E402
 
 
 def main() -> None:

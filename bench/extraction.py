@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from mixed_folder import pdf_bytes  # noqa: E402
 
-from rag_assets import corpus  # noqa: E402
-from rag_assets.dataset import BUNDLED_DATASET  # noqa: E402
-from rag_assets.extractors import EXTRACTORS  # noqa: E402
+from rag_assets.ingest import corpus  # noqa: E402
+from rag_assets.ingest.dataset import BUNDLED_DATASET  # noqa: E402
+from rag_assets.ingest.extractors import EXTRACTORS  # noqa: E402
 
 
 def paragraphs() -> list[str]:

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag_assets.cli import main as cli
+from rag_assets.app.cli import main as cli
 
 
 def main() -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetKey, DagsterInstance
 
-from rag_assets.chunking import STRATEGIES
-from rag_assets.cli import main as cli
-from rag_assets.dataset import BUNDLED_DATASET
+from rag_assets.chunking.strategies import STRATEGIES
+from rag_assets.app.cli import main as cli
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _texts(data_dir: Path) -> dict[str, set[str]]:

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rag_assets.generation import LocalLM
-from rag_assets.rerank import RELEVANCE_PROMPT
+from rag_assets.answering.generation import LocalLM
+from rag_assets.retrieval.rerank import RELEVANCE_PROMPT
 
 WORDINGS = {
     "passage first (rerank-llm)": RELEVANCE_PROMPT,

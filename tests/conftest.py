@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_assets.generation import Generation
+from rag_assets.answering.generation import Generation
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -51,7 +51,7 @@ class ScriptedLM:
     def __init__(self, text: str = "According to source [1], see the plan."):
         self.text, self.prompts = text, []
 
-    def load(self):
+    def load_weights(self):
         pass
 
     def count_tokens(self, prompt):

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets import corpus
-from rag_assets.access import ALL_TENANTS, access_by_document, check_tenant
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.cli import main
-from rag_assets.lexical import BM25Index
-from rag_assets.retrieval import ChunkIndex
+from rag_assets.ingest import corpus
+from rag_assets.ingest.access import ALL_TENANTS, access_by_document, check_tenant
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.app.cli import main
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.search import ChunkIndex
 
 SECRET = "# Plan\n\nProject Falcon launches on 4 March."
 RESTRICTED = {  # front matter that names team-a, written the ways people write it

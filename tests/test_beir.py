@@ -5,9 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from rag_assets import corpus
-from rag_assets import ground_truth as gt
-from rag_assets.cli import main
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.app.cli import main
 
 CORPUS = [
     {"_id": "d1", "title": "Zebras", "text": "Zebra stripes form a pattern that confuses biting flies."},

@@ -1,8 +1,12 @@
 import pandas as pd
 
-from rag_assets import chunk_stats, corpus, ground_truth as gt
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.embedding import ENCODER_WINDOW, wordpiece_counts
+from rag_assets.chunking import diagnostics
+
+from rag_assets.ingest import corpus
+
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
 
 
 def _truth(snap, needles):
@@ -23,7 +27,7 @@ def test_blind_cut_destroys_a_needle_that_overlap_and_boundaries_keep(tmp_path):
     start = text.index(needle)
     assert start < 512 < start + len(needle) and 512 - start < 64
     truth = _truth(snap, [needle, "Another paragraph."])
-    stats = {s: chunk_stats.chunk_set_stats(chunk_corpus(snap, STRATEGIES[s]), truth) for s in "ABC"}
+    stats = {s: diagnostics.chunk_set_stats(chunk_corpus(snap, STRATEGIES[s]), truth) for s in "ABC"}
     assert stats["A"]["destroyed_question_ids"] == ["q0"]
     assert stats["B"]["answers_destroyed"] == 0  # the 64-character tail carries the needle's head
     assert stats["B"]["answers_not_citable"] == 1  # ... but no chunk's own content holds it whole
@@ -38,7 +42,7 @@ def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
     (docs / "d.md").write_text(f"# Long document title\n\n## Section\n\nShort one.\n\n{long_sentence}", encoding="utf-8")
     snap = corpus.snapshot(docs)
     chunks = chunk_corpus(snap, STRATEGIES["E"])
-    stats = chunk_stats.chunk_set_stats(chunks, _truth(snap, ["Short one."]))
+    stats = diagnostics.chunk_set_stats(chunks, _truth(snap, ["Short one."]))
     per_chunk = wordpiece_counts(chunks["text"].tolist())
     assert stats["over_window"] == int((per_chunk > ENCODER_WINDOW).sum()) == 1
     assert stats["max_tokens"] > 600  # "tokenisation" is several word-pieces
@@ -54,4 +58,4 @@ def test_destroyed_questions_ignores_other_kinds():
         "question_id": ["a", "b", "u"], "kind": ["answerable", "answerable", "unanswerable"],
         "needle": ["alpha beta", "gamma", None], "document_id": ["d", "d", None],
     })
-    assert chunk_stats.destroyed_questions(chunks, truth) == ["b"]
+    assert diagnostics.destroyed_questions(chunks, truth) == ["b"]

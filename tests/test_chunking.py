@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from rag_assets.chunking import STRATEGIES, chunk_document
-from rag_assets.corpus import headings
+from rag_assets.chunking.strategies import STRATEGIES, chunk_document
+from rag_assets.ingest.corpus import headings
 
 BOUNDARY = [s for s in STRATEGIES.values() if s.cut == "boundaries"]
 

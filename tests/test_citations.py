@@ -2,10 +2,10 @@
 
 import pytest
 
-from rag_assets import corpus
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.citations import build_context, check_citations, fragment_range
-from rag_assets.dataset import BUNDLED_DATASET
+from rag_assets.ingest import corpus
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.answering.citations import build_context, check_citations, fragment_range
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _hits(strategy: str, n: int = 4):

@@ -1,5 +1,5 @@
-from rag_assets import corpus
-from rag_assets.extractors import EXTRACTORS
+from rag_assets.ingest import corpus
+from rag_assets.ingest.extractors import EXTRACTORS
 
 
 def test_canonical_text_normalises_newlines_bom_and_unicode():

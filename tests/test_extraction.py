@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
-from rag_assets import corpus
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.extractors import EXTRACTORS, column_letter
-from rag_assets.locators import describe, locate
+from rag_assets.ingest import corpus
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest.extractors import EXTRACTORS, column_letter
+from rag_assets.ingest.locators import describe, locate
 
 from mixed_folder import BAD, GOOD, HEADER, MAX_BYTES, PDF_PAGES, write_mixed_folder
 
@@ -161,12 +161,12 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     and the sources an answer is built from carry the PDF page, the sheet range and the time span."""
     from dagster import AssetKey, instance_for_test
 
-    from rag_assets.answering import Answerer
-    from rag_assets.citations import fragment_range
+    from rag_assets.answering.answerer import Answerer
+    from rag_assets.answering.citations import fragment_range
     from rag_assets.defs import build_definitions
-    from rag_assets.defs.plan import materialization_steps
-    from rag_assets.defs.serving import load_index
-    from rag_assets.defs.sources import record_source_versions
+    from rag_assets.app.plan import materialization_steps
+    from rag_assets.app.serving import load_index
+    from rag_assets.defs.external_sources import record_source_versions
     from conftest import ScriptedLM
 
     dataset = tmp_path / "dataset"
@@ -193,7 +193,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         assert "page 3: no text layer; OCR needed" in meta["extraction_notes"].value["handbook.pdf"]
         chunked = instance.fetch_materializations(AssetKey("chunk_sets"), limit=1).records[0].asset_materialization
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
-        embedder = defs.resources["embedder"].load()
+        embedder = defs.resources["embedder"].get()
         index, chunks = load_index(defs, instance, "C", embedder.identity)
     answerer = Answerer(index, chunks, embedder, ScriptedLM(), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)

@@ -3,16 +3,16 @@
 import pandas as pd
 import pytest
 
-from rag_assets import answer_scoring as scoring
-from rag_assets import corpus
-from rag_assets.answering import Answerer
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.citations import build_context, fragment_range
-from rag_assets.embedding import Embedder
-from rag_assets.generation import LocalLM
-from rag_assets.lexical import BM25Index
-from rag_assets.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
-from rag_assets.retrieval import ChunkIndex
+from rag_assets.answering import scoring as scoring
+from rag_assets.ingest import corpus
+from rag_assets.answering.answerer import Answerer
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.answering.citations import build_context, fragment_range
+from rag_assets.retrieval.embedding import Embedder
+from rag_assets.answering.generation import LocalLM
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
+from rag_assets.retrieval.search import ChunkIndex
 
 from conftest import TINY_DOCS, ScriptedLM, write_dataset
 

@@ -2,9 +2,9 @@
 
 from dagster import Definitions
 
-from rag_assets.chunking import STRATEGIES
+from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs import defs
-from rag_assets.defs.plan import materialization_steps
+from rag_assets.app.plan import materialization_steps
 
 EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},

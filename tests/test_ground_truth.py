@@ -1,6 +1,8 @@
 import json
 
-from rag_assets import corpus, ground_truth as gt
+from rag_assets.ingest import corpus
+
+from rag_assets.ingest import ground_truth as gt
 
 
 def _snapshot(tiny_dataset):

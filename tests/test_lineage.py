@@ -5,12 +5,12 @@ import dataclasses
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
 
-from rag_assets import chunking
+from rag_assets.chunking import strategies
 from rag_assets.defs import build_definitions
-from rag_assets.defs.plan import materialization_steps
+from rag_assets.app.plan import materialization_steps
 from rag_assets.defs.resources import EmbedderResource
-from rag_assets.defs.serving import stale_resolver
-from rag_assets.defs.sources import record_source_versions
+from rag_assets.app.serving import stale_resolver
+from rag_assets.defs.external_sources import record_source_versions
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 STRATEGIES = ["A", "C"]
@@ -69,7 +69,7 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
     # the next tick carries the change across the partitions boundary: every strategy's chunk set
     # and, in the same runs, its embeddings and BM25 index; the evaluation layer waits for them
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-    assert _requested(tick) == {f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in chunking.STRATEGIES}
+    assert _requested(tick) == {f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in strategies.STRATEGIES}
 
 
 def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_path):
@@ -84,7 +84,7 @@ def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_
 
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
     defs, instance, cursor, _ = built
-    monkeypatch.setitem(chunking.STRATEGIES, "C", dataclasses.replace(chunking.STRATEGIES["C"], target=400))
+    monkeypatch.setitem(strategies.STRATEGIES, "C", dataclasses.replace(strategies.STRATEGIES["C"], target=400))
     assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == ["chunker_settings[C]"]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)

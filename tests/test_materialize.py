@@ -7,13 +7,13 @@ import pytest
 import pyarrow.parquet as pq
 from dagster import AssetKey, DagsterInstance, instance_for_test
 
-from rag_assets import answer_scoring
-from rag_assets.chunking import CHUNK_COLUMNS, STRATEGIES
-from rag_assets.citations import fragment_range
-from rag_assets.cli import main
+from rag_assets.answering import scoring
+from rag_assets.chunking.strategies import CHUNK_COLUMNS, STRATEGIES
+from rag_assets.answering.citations import fragment_range
+from rag_assets.app.cli import main
 from rag_assets.defs import build_definitions
 from rag_assets.defs.evaluation_assets import check_same_inputs
-from rag_assets.defs.plan import materialization_steps
+from rag_assets.app.plan import materialization_steps
 
 CONTRACT = {
     "corpus_snapshot": ["document_id", "title", "path", "text", "sha256", "status", "error"],
@@ -100,7 +100,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
             for c in json.loads(r.sources):
                 start, end = fragment_range(c["fragment"])
                 assert texts[c["document_id"]][start:end] == c["quote"]
-        assert answers.loc["q-valve#0", "outcome"] in answer_scoring.OUTCOMES
+        assert answers.loc["q-valve#0", "outcome"] in scoring.OUTCOMES
         meta = instance.get_latest_materialization_event(AssetKey("generation_eval")).asset_materialization.metadata
         assert set(meta["latency_ms"].value) == {"retrieval_ms", "context_ms", "generation_ms"}
         assert "abstained (either)" in meta["summary"].value

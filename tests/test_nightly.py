@@ -5,8 +5,10 @@ from datetime import datetime, timezone
 import pandas as pd
 from dagster import AssetKey, DagsterInstance, build_schedule_context, instance_for_test
 
-from rag_assets import history, regression
-from rag_assets.cli import main
+from rag_assets.evaluation import history
+
+from rag_assets.evaluation import regression
+from rag_assets.app.cli import main
 from rag_assets.defs import defs
 
 INPUTS = {"corpus_hash": "c1", "model_id": "m1", "chunker": "{}", "ground_truth_hash": "g1", "bm25": "{}"}

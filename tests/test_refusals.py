@@ -13,19 +13,18 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
 
-from rag_assets import chunking
-from rag_assets.cli import main
+from rag_assets.chunking import strategies
+from rag_assets.app.cli import main
 from rag_assets.defs import build_definitions
-from rag_assets.defs.plan import materialization_steps
-from rag_assets.defs.index_assets import chunk_index
-from rag_assets.defs.resources import DataDirResource
-from rag_assets.embedding import Embedder
+from rag_assets.app.plan import materialization_steps
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.search import ChunkIndex
+from rag_assets.retrieval.embedding import Embedder
 from rag_assets.layout import DataDir
 
 from conftest import write_dataset
@@ -113,7 +112,7 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
 def test_ask_answers_from_a_read_only_data_dir(copy, tmp_path):
     """The data dir is mounted read-only (a private mount namespace as root; file modes otherwise)."""
     dataset, data_dir = copy
-    cmd = [sys.executable, "-m", "rag_assets.cli", "ask", "--dataset", str(dataset), "--data-dir", str(data_dir),
+    cmd = [sys.executable, "-m", "rag_assets.app.cli", "ask", "--dataset", str(dataset), "--data-dir", str(data_dir),
            "--json", QUESTION]
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
     before = sorted((str(p), p.stat().st_mtime_ns) for p in data_dir.rglob("*"))
@@ -156,14 +155,14 @@ def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, s
 def test_a_failed_blocking_check_stops_its_run_before_anything_downstream(tiny_dataset, tmp_path, monkeypatch):
     """A chunker bug (one offset off by one) fails offsets_slice_back: the run stops, and the
     embeddings and BM25 index of that chunk set are never built from it."""
-    real = chunking.chunk_corpus
+    real = strategies.chunk_corpus
 
     def off_by_one(documents, strategy):
         chunks = real(documents, strategy)
         chunks.loc[0, "start"] += 1
         return chunks
 
-    monkeypatch.setattr(chunking, "chunk_corpus", off_by_one)
+    monkeypatch.setattr(strategies, "chunk_corpus", off_by_one)
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
@@ -202,11 +201,12 @@ def test_vectors_are_refused_for_edited_chunk_texts_under_the_same_ids(built):
     layout = DataDir(data_dir)
     chunks, vectors = layout.read_table("chunk_sets", "E"), layout.read_table("embeddings", "E")
     identity = vectors["model_id"].iloc[0]
-    chunk_index(DataDirResource(root=str(data_dir)), "E", chunks, vectors, identity)  # as materialised: served
+    bm25 = BM25Index.load(layout.bm25("E"))
+    ChunkIndex.from_tables("E", chunks, vectors, bm25, identity)  # as materialised: served
     edited = chunks.assign(text=chunks["text"].where(chunks.index != 0, chunks["text"] + " An edited sentence."))
     assert edited["chunk_id"].tolist() == chunks["chunk_id"].tolist()  # ids are positional: they survive the edit
     with pytest.raises(ValueError, match=r"computed for another version of chunk_sets\[E\] \(chunk ids or texts differ\)"):
-        chunk_index(DataDirResource(root=str(data_dir)), "E", edited, vectors, identity)
+        ChunkIndex.from_tables("E", edited, vectors, bm25, identity)
 
 
 def test_the_model_identity_covers_every_file_that_changes_a_vector(tmp_path):
@@ -233,20 +233,21 @@ def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(b
     dataset, _ = built
     data_dir = tmp_path / "data"
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    first = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "run", "--dataset", str(dataset),
+    first = subprocess.Popen([sys.executable, "-m", "rag_assets.app.cli", "run", "--dataset", str(dataset),
                               "--data-dir", str(data_dir), *RUN], env=env, start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     home = DataDir(data_dir).dagster_home
 
     def started_runs():
-        if not (home / "history" / "runs.db").exists():
-            return []
         with DagsterInstance.from_config(str(home)) as instance:
             return [r for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED]
 
+    for line in first.stdout:  # its instance exists once it reports its second step (never open it sooner)
+        if line.startswith("[2/"):
+            break
     deadline = time.time() + 120
     while not started_runs() and first.poll() is None and time.time() < deadline:
-        time.sleep(0.1)
+        time.sleep(0.05)
     assert first.poll() is None, "the first run ended before the second could meet it"
     assert main(["run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN]) == 2
     err = capsys.readouterr().err

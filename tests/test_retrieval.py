@@ -7,15 +7,17 @@ import pandas as pd
 import pytest
 from rank_bm25 import BM25Okapi
 
-from rag_assets import corpus, dense
-from rag_assets import ground_truth as gt
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.dataset import BUNDLED_DATASET
-from rag_assets.embedding import Embedder
-from rag_assets.fusion import rrf
-from rag_assets.lexical import BM25Index, BM25Settings, IndexUnreadable, Tokenizer
-from rag_assets.rerank import find_cross_encoder
-from rag_assets.retrieval import ChunkIndex, run_queries
+from rag_assets.ingest import corpus
+
+from rag_assets.retrieval import dense
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest.dataset import BUNDLED_DATASET
+from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.fusion import rrf
+from rag_assets.retrieval.lexical import BM25Index, BM25Settings, IndexUnreadable, Tokenizer
+from rag_assets.retrieval.rerank import find_cross_encoder
+from rag_assets.retrieval.search import ChunkIndex, run_queries
 
 from conftest import WordOverlapScorer
 

@@ -6,40 +6,44 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets import evaluation, stats
-from rag_assets.fusion import rrf
-from rag_assets.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
+from rag_assets.evaluation import metric_tables
+
+from rag_assets.evaluation import comparisons
+
+from rag_assets.evaluation import significance
+from rag_assets.retrieval.fusion import rrf
+from rag_assets.evaluation.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
 
 
 def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
     # "R@20 is [0.471, 0.705] for A and [0.718, 0.901] for E" at 64 queries
-    assert [round(x, 3) for x in stats.wilson(38, 64)] == [0.471, 0.705]
-    assert [round(x, 3) for x in stats.wilson(53, 64)] == [0.718, 0.901]
-    assert [round(x, 4) for x in stats.wilson(0, 10)] == [0.0, 0.2775]
-    assert [round(x, 4) for x in stats.wilson(10, 10)] == [0.7225, 1.0]
-    assert all(math.isnan(x) for x in stats.wilson(0, 0))
+    assert [round(x, 3) for x in significance.wilson(38, 64)] == [0.471, 0.705]
+    assert [round(x, 3) for x in significance.wilson(53, 64)] == [0.718, 0.901]
+    assert [round(x, 4) for x in significance.wilson(0, 10)] == [0.0, 0.2775]
+    assert [round(x, 4) for x in significance.wilson(10, 10)] == [0.7225, 1.0]
+    assert all(math.isnan(x) for x in significance.wilson(0, 0))
 
 
 @pytest.mark.parametrize("wins,losses,p", [(8, 6, 0.79), (9, 7, 0.80), (18, 3, 0.0015), (12, 2, 0.0129),
                                            (10, 3, 0.09), (10, 6, 0.45)])
 def test_sign_test_reproduces_the_chapters_p_values(wins, losses, p):
     digits = len(str(p).split(".")[1])
-    assert round(stats.sign_test(wins, losses), digits) == p
-    assert stats.sign_test(wins, losses) == stats.sign_test(losses, wins)
+    assert round(significance.sign_test(wins, losses), digits) == p
+    assert significance.sign_test(wins, losses) == significance.sign_test(losses, wins)
 
 
 def test_sign_test_edges_and_holm():
-    assert stats.sign_test(0, 0) == 1.0
-    assert stats.sign_test(5, 0) == pytest.approx(2 / 32)
-    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert stats.holm([]) == []
+    assert significance.sign_test(0, 0) == 1.0
+    assert significance.sign_test(5, 0) == pytest.approx(2 / 32)
+    assert significance.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert significance.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert significance.holm([]) == []
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     values = np.array([1, 0.5, 0, 0, 1, 0.25] * 20)
-    low, high = stats.bootstrap_mean_ci(values)
-    assert (low, high) == stats.bootstrap_mean_ci(values)
+    low, high = significance.bootstrap_mean_ci(values)
+    assert (low, high) == significance.bootstrap_mean_ci(values)
     assert low < values.mean() < high
 
 
@@ -74,11 +78,11 @@ def _hits(rows):
 def test_metric_table_by_hand():
     ranks = [1, 3, None, 10]
     hits = _hits([(f"q{i}", f"q{i}", "C", "dense", r, None, 100, 1, 1) for i, r in enumerate(ranks)])
-    table = evaluation.metric_table(hits, {"C": 1}).set_index(["metric", "k"])
+    table = metric_tables.metric_table(hits, {"C": 1}).set_index(["metric", "k"])
     assert table.loc[("recall", 1), "value"] == 0.25
     assert table.loc[("recall", 4), "value"] == 0.5
     assert table.loc[("recall", 20), "value"] == 0.75
-    assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(stats.wilson(2, 4))
+    assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(significance.wilson(2, 4))
     mrr = table[table.index.get_level_values(0) == "mrr"].iloc[0]
     assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap"
     assert table[table.index.get_level_values(0) == "citable_recall"]["value"].eq(0).all()
@@ -90,19 +94,19 @@ def test_paired_tests_count_discordant_pairs_and_skip_absent_systems():
     b = [None, 3, 1, None, 30]
     rows = [(f"q{i}", f"q{i}", "E", "hybrid", ra, None, 100, 1, 1) for i, ra in enumerate(a)]
     rows += [(f"q{i}", f"q{i}", "E", "dense", rb, None, 100, 1, 1) for i, rb in enumerate(b)]
-    comparisons = [evaluation.Comparison("h vs d", ("E", "hybrid"), ("E", "dense")),
-                   evaluation.Comparison("r vs h", ("E", "rerank"), ("E", "hybrid"))]
-    table, skipped = evaluation.paired_tests(_hits(rows), comparisons, ks=(1, 4))
+    chosen = [comparisons.Comparison("hd", "h vs d", ("E", "hybrid"), ("E", "dense")),
+              comparisons.Comparison("rh", "r vs h", ("E", "rerank"), ("E", "hybrid"))]
+    table, skipped = comparisons.paired_tests(_hits(rows), chosen, ks=(1, 4))
     at = table.set_index("k")
     # k=1: a hits q0,q1; b hits q2 -> +2/-1.  k=4: a hits q0,q1,q4; b hits q1,q2 -> +2/-1, one tie hit
     assert (at.at[1, "wins"], at.at[1, "losses"], at.at[4, "wins"], at.at[4, "losses"], at.at[4, "ties_hit"]) == (2, 1, 2, 1, 1)
-    assert at.at[1, "p_value"] == stats.sign_test(2, 1)
-    assert list(table["p_holm"]) == pytest.approx(stats.holm(list(table["p_value"])))
+    assert at.at[1, "p_value"] == significance.sign_test(2, 1)
+    assert list(table["p_holm"]) == pytest.approx(significance.holm(list(table["p_value"])))
     assert skipped == ["r vs h: no results for E/rerank"]
 
 
 def test_top_k_keeps_index_order_among_ties_even_at_the_cut():
-    from rag_assets.ranking import top_k_indices
+    from rag_assets.retrieval.ranking import top_k_indices
 
     scores = np.array([0.5, 0.9, 0.5, 0.1, 0.9, 0.5, 0.0])
     assert top_k_indices(scores, 4).tolist() == [1, 4, 0, 2]

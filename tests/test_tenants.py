@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets import corpus
-from rag_assets.answering import Answerer
-from rag_assets.chunking import STRATEGIES, chunk_corpus
-from rag_assets.embedding import Embedder
-from rag_assets.lexical import BM25Index
-from rag_assets.access import ALL_TENANTS, access_by_document
-from rag_assets.retrieval import ChunkIndex, run_queries
+from rag_assets.ingest import corpus
+from rag_assets.answering.answerer import Answerer
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.ingest.access import ALL_TENANTS, access_by_document
+from rag_assets.retrieval.search import ChunkIndex, run_queries
 
 from conftest import ScriptedLM, WordOverlapScorer
 
@@ -62,7 +62,7 @@ def test_every_retriever_filters_before_ranking(index):
 def test_ask_on_behalf_of_a_tenant_never_shows_another_tenants_text(index, caplog):
     idx, chunks, embedder, _ = index
     lm = ScriptedLM()
-    caplog.set_level(logging.INFO, logger="rag_assets.answering")
+    caplog.set_level(logging.INFO, logger="rag_assets.answering.answerer")
     answer = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-a").ask(
         "When does Project Falcon launch and what is its budget?")
     assert lm.prompts and all("4 March" not in p and "2 million" not in p for p in lm.prompts)
@@ -70,7 +70,7 @@ def test_ask_on_behalf_of_a_tenant_never_shows_another_tenants_text(index, caplo
     assert "Heron" in lm.prompts[0] or "board" in lm.prompts[0]
     answer_b = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-b").ask("When does Project Falcon launch?")
     assert answer_b.sources[0].quote == SECRET_B
-    logged = [r.getMessage() for r in caplog.records if r.name == "rag_assets.answering"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "rag_assets.answering.answerer"]
     assert len(logged) == 2 and all(json.loads(m)["event"] == "retrieved" for m in logged)
     documents_text = " ".join(DOCS.values())
     for message in logged:

@@ -26,7 +26,7 @@ from rag_assets.defs.nightly import (
     nightly_evaluation_schedule,
     regression_report,
 )
-from rag_assets.defs.sources import SOURCES, source_versions_sensor
+from rag_assets.defs.external_sources import SOURCES, source_versions_sensor
 from rag_assets.defs.resources import (
     DataDirResource,
     DatasetResource,

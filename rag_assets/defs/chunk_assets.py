@@ -1,7 +1,6 @@
 """chunk_sets, one partition per strategy: thin wrapper over rag_assets.chunking."""
 
 
-import hashlib
 import json
 
 import pandas as pd
@@ -15,10 +14,13 @@ from dagster import (
     asset,
 )
 
-from rag_assets import chunk_stats, chunking, corpus
+from rag_assets.chunking import diagnostics
+
+from rag_assets.chunking import strategies
+
+from rag_assets.ingest import corpus
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.partitions import strategy_partitions
-from rag_assets.defs.sources import chunker_settings
 
 
 # The chunking code itself; bump it when the algorithms change. A strategy's settings are not
@@ -27,30 +29,16 @@ from rag_assets.defs.sources import chunker_settings
 CHUNKER_CODE_VERSION = "chunker2"
 
 
-def chunker_stamp(strategy: chunking.Strategy) -> str:
+def chunker_stamp(strategy: strategies.Strategy) -> str:
     """The settings and code version that produced a chunk set, as JSON."""
     return json.dumps({"code_version": CHUNKER_CODE_VERSION, **strategy.settings()}, sort_keys=True)
-
-
-def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str]:
-    """Chunk ids whose `content` is not `document_text[start:end]`."""
-    texts = dict(zip(documents["document_id"], documents["text"]))
-    return [
-        c.chunk_id for c in chunks.itertuples()
-        if c.document_id not in texts or texts[c.document_id][c.start : c.end] != c.content
-    ]
-
-
-def chunk_table_hash(chunks: pd.DataFrame) -> str:
-    payload = chunks[["chunk_id", "text", "start", "end", "locator"]].to_json(orient="values")
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 @asset(
     group_name="chunking",
     partitions_def=strategy_partitions,
     code_version=CHUNKER_CODE_VERSION,
-    deps=[chunker_settings],
+    deps=["chunker_settings"],
     automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("offsets_slice_back", asset="chunk_sets", blocking=True),
@@ -60,19 +48,19 @@ def chunk_table_hash(chunks: pd.DataFrame) -> str:
 )
 def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, ground_truth: pd.DataFrame):
     """Chunks of one strategy (DESIGN.md §5): `text` is embedded, `content` is quoted back."""
-    strategy = chunking.STRATEGIES[context.partition_key]
-    chunks = chunking.chunk_corpus(corpus_snapshot, strategy)
+    strategy = strategies.STRATEGIES[context.partition_key]
+    chunks = strategies.chunk_corpus(corpus_snapshot, strategy)
     chunks["corpus_hash"] = corpus.corpus_hash(corpus_snapshot)  # provenance travels with the data,
     chunks["chunker"] = chunker_stamp(strategy)  # and says what made it, whatever today's code says
-    stats = chunk_stats.chunk_set_stats(chunks, ground_truth)
+    stats = diagnostics.chunk_set_stats(chunks, ground_truth)
     destroyed = stats.pop("destroyed_question_ids")
     context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")
-    bad_offsets = offset_violations(chunks, corpus_snapshot)
+    bad_offsets = strategies.offset_violations(chunks, corpus_snapshot)
     duplicate_ids = chunks["chunk_id"][chunks["chunk_id"].duplicated()].tolist()
     coverage = corpus.chunk_coverage(corpus_snapshot, chunks)
     yield Output(
         chunks,
-        data_version=DataVersion(chunk_table_hash(chunks)),
+        data_version=DataVersion(strategies.chunk_table_hash(chunks)),
         metadata={
             **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in stats.items()},
             "settings": MetadataValue.json(strategy.settings()),

@@ -1,4 +1,4 @@
-"""corpus_snapshot and ground_truth: thin wrappers over rag_assets.corpus / ground_truth."""
+"""corpus_snapshot and ground_truth: thin wrappers over rag_assets.ingest.corpus / ground_truth."""
 
 
 import json
@@ -15,13 +15,12 @@ from dagster import (
     asset,
 )
 
-from rag_assets import corpus
-from rag_assets.extractors import EXTRACTORS
-from rag_assets import ground_truth as gt
+from rag_assets.ingest import corpus
+from rag_assets.ingest.extractors import EXTRACTORS
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.io_manager import markdown_preview
 from rag_assets.defs.resources import DatasetResource
-from rag_assets.defs.sources import corpus_files
 
 EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS.values()}))
 
@@ -29,7 +28,7 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
 @asset(
     group_name="corpus",
     code_version=f"snapshot2+{EXTRACTORS_VERSION}",
-    deps=[corpus_files],
+    deps=["corpus_files"],
     automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot", blocking=True),
                  AssetCheckSpec("counts_add_up", asset="corpus_snapshot", blocking=True)],

@@ -7,38 +7,43 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets import evaluation, refusal, report
-from rag_assets import ground_truth as gt
+from rag_assets.evaluation import metric_tables
+
+from rag_assets.evaluation import comparisons
+
+from rag_assets.answering import refusal
+
+from rag_assets.evaluation import significance_markdown
+
+from rag_assets.evaluation import plots
+
+from rag_assets.evaluation import significance
+
+from rag_assets import storage
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.index_assets import bm25_index, chunk_index
+from rag_assets.defs.glue import ALL_STRATEGIES
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.ground_truth import Sample
-from rag_assets.provenance import of_runs as provenance_of_runs
-from rag_assets.provenance import of_table as provenance_of_table
-from rag_assets.rerank import LLMRelevanceReranker, find_cross_encoder
-from rag_assets.retrieval import run_queries
-
-# Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
-ALL_STRATEGIES = {"allow_missing_partitions": True}
-
-
-def _percentiles(values: pd.Series) -> dict:
-    return {"p50": round(float(values.quantile(0.5)), 3), "p95": round(float(values.quantile(0.95)), 3)}
-
+from rag_assets.ingest.ground_truth import Sample
+from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
+from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.search import ChunkIndex, run_queries
 
 @asset(
     group_name="evaluation",
     code_version="retrieval2",
     automation_condition=AUTOMATION,
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
-    deps=[bm25_index],
+    deps=["bm25_index"],
 )
 def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, retrieval: RetrievalSettings,
                    generator: GeneratorResource, data_dir: DataDirResource, ground_truth: pd.DataFrame,
                    chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
     """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
     The LLM reranker runs on the serving strategy only, for a fixed sample of answerable questions."""
-    model = embedder.load()
+    model = embedder.get()
     queries = ground_truth[["query_id", "query"]]
     encode_ms, vectors = [], []
     for q in queries["query"]:
@@ -55,7 +60,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     llm_reranker, llm_status = None, "off (llm_rerank_questions = 0)"
     if len(llm_sample):
         try:
-            llm_reranker = LLMRelevanceReranker(generator.load(), retrieval.llm_rerank_depth)  # reads the weights' hash
+            llm_reranker = LLMRelevanceReranker(generator.get(), retrieval.llm_rerank_depth)  # reads the weights' hash
             llm_status = (f"{llm_reranker.model}, top {llm_reranker.depth} of hybrid, strategy {serving}, "
                           f"{len(llm_sample)} answerable queries")
         except FileNotFoundError as exc:
@@ -63,7 +68,8 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
     frames = []
     for strategy in strategies:
-        index = chunk_index(data_dir, strategy, chunk_sets[strategy], embeddings[strategy], model.identity)
+        index = ChunkIndex.from_tables(strategy, chunk_sets[strategy], embeddings[strategy],
+                                       BM25Index.load(data_dir.layout.bm25(strategy)), model.identity)
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
         frames.append(run_queries(index, queries, query_vectors, encode_ms, rerankers,
                                   rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])}))
@@ -75,7 +81,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
     runs["reranker_model"] = runs["retriever"].map({r.name: r.model for r in (reranker, llm_reranker) if r is not None})
-    latency = {r: {"stage_ms": _percentiles(g["stage_ms"]), "total_ms": _percentiles(g["total_ms"])}
+    latency = {r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}
                for r, g in runs.groupby("retriever")}
     yield Output(runs, metadata={
         "model_id": model.identity,
@@ -83,7 +89,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
         "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
         "rerank": rerank_status,
         "rerank_llm": llm_status,
-        "query_encode_ms": MetadataValue.json(_percentiles(pd.Series(encode_ms))),
+        "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
         "latency_ms": MetadataValue.json(latency),
     })
 
@@ -93,7 +99,7 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
     """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
     check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
-    hits = evaluation.query_hits(retrieval_runs, chunk_sets, ground_truth)
+    hits = metric_tables.query_hits(retrieval_runs, chunk_sets, ground_truth)
     return Output(hits, metadata={"queries": int(hits["query_id"].nunique()), "systems": int(hits.groupby(["strategy", "retriever"]).ngroups)})
 
 
@@ -112,36 +118,35 @@ def check_same_inputs(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.Dat
 def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     """R@1/4/8/20 and MRR (and citable twins) with 95 % intervals, answers destroyed, provenance."""
     destroyed = query_hits[query_hits["holders"] == 0].groupby("strategy")["question_id"].nunique().to_dict()
-    table = evaluation.metric_table(query_hits, destroyed)
+    table = metric_tables.metric_table(query_hits, destroyed)
     provenance = provenance_of_runs(retrieval_runs)
     for key, value in provenance.items():
         table[key] = value
     return Output(table, metadata={**{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
-                                   "recall": MetadataValue.md(report.recall_table(table))})
+                                   "recall": MetadataValue.md(significance_markdown.recall_table(table))})
 
 
 @asset(group_name="evaluation", code_version="report1", automation_condition=AUTOMATION)
 def significance_report(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
                         evaluation_tables: pd.DataFrame):
     """Paired sign tests (Holm) for the chapter's comparisons, as a table, Markdown and a plot."""
-    tests, skipped = evaluation.paired_tests(query_hits, evaluation.default_comparisons())
+    tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
     destroyed = (evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
                  .drop_duplicates("strategy").set_index("strategy")["value"].astype(int).to_dict())
     answerable = int(query_hits["question_id"].nunique())
     provenance = provenance_of_table(evaluation_tables)
-    png = report.recall_plot_png(evaluation_tables)
+    png = significance_markdown.recall_plot_png(evaluation_tables)
     out = data_dir.layout.reports
-    out.mkdir(parents=True, exist_ok=True)
     if png:
-        (out / "recall_at_k.png").write_bytes(png)
+        storage.write_bytes(out / "recall_at_k.png", png)
     else:  # an older run's plot must not pass for this one's
         (out / "recall_at_k.png").unlink(missing_ok=True)
-    markdown = report.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance,
+    markdown = significance_markdown.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance,
                              "recall_at_k.png" if png else None)
-    (out / "significance_report.md").write_text(markdown, encoding="utf-8")
+    storage.write_text(out / "significance_report.md", markdown)
     context.log.info(f"report written to {out / 'significance_report.md'}")
     return Output(tests, metadata={
-        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({report.data_uri(png)})") if png else markdown),
+        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown),
         "report_path": MetadataValue.path(str(out / "significance_report.md")),
         "not_compared": MetadataValue.json(skipped),
     })
@@ -167,9 +172,7 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     best = refusal.best_distances(runs, ground_truth)
     answer = refusal.answer_distances(runs, ground_truth, texts)
     png = refusal.distance_histogram_png(best, threshold)
-    out = data_dir.layout.reports
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "refusal_distances.png").write_bytes(png)
+    storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
     shown = sorted({min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)})
     ood = best.loc[best["kind"] != "answerable", "best"]
     return Output(sweep, metadata={
@@ -177,7 +180,7 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
         "configured_strategy": retrieval.serving_strategy,
         "operating_threshold": MetadataValue.float(threshold),
         "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
-        "distances": MetadataValue.md(f"![best distances]({report.data_uri(png)})"),
+        "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
         "worst_in_domain_answer_distance": MetadataValue.float(float(answer.max())),
         "best_out_of_domain_distance": MetadataValue.float(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
         "best_unanswerable_distance": MetadataValue.float(float(best.loc[best["kind"] == "unanswerable", "best"].min())),

@@ -6,26 +6,16 @@ import pandas as pd
 from tqdm import tqdm
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets import answer_scoring
-from rag_assets import ground_truth as gt
-from rag_assets.answering import Answerer
-from rag_assets.provenance import of_table as provenance_of_table
-from rag_assets.access import ALL_TENANTS
+from rag_assets.answering import scoring
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.answering.answerer import build_answerer, with_titles
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.search import ChunkIndex
+from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.defs.automation import AFTER_RETRIEVAL
-from rag_assets.defs.evaluation_assets import ALL_STRATEGIES, retrieval_runs
-from rag_assets.defs.index_assets import bm25_index, chunk_index
+from rag_assets.defs.glue import ALL_STRATEGIES
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-
-# The gate refuses when nothing is under the threshold. Only chunks of dense's own top 100 can fuse
-# above dense's nearest (RRF >= 1/61), so hybrid's 100 keep it and hybrid refuses when dense does
-# (true for every bundled query); refusal_sweep's rates apply.
-ANSWER_RETRIEVER = "hybrid"
-
-
-def titled(chunks: pd.DataFrame, corpus_snapshot: pd.DataFrame) -> pd.DataFrame:
-    """Chunks with their document's title, which citations show."""
-    return chunks.merge(corpus_snapshot[["document_id", "title"]], on="document_id", how="left", validate="many_to_one")
-
 
 def _summary_markdown(summary: pd.DataFrame) -> str:
     lines = ["| metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|"]
@@ -38,7 +28,7 @@ def _summary_markdown(summary: pd.DataFrame) -> str:
 
 @asset(group_name="evaluation", code_version="generation1", automation_condition=AFTER_RETRIEVAL,
        ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
-       deps=[retrieval_runs, bm25_index])
+       deps=["retrieval_runs", "bm25_index"])
 def generation_eval(context: AssetExecutionContext, embedder: EmbedderResource, generator: GeneratorResource,
                     retrieval: RetrievalSettings, data_dir: DataDirResource, corpus_snapshot: pd.DataFrame,
                     ground_truth: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
@@ -50,20 +40,21 @@ def generation_eval(context: AssetExecutionContext, embedder: EmbedderResource, 
             "skipped": "no questions sampled (eval_answerable, eval_unanswerable and eval_out_of_domain are 0): "
                        "nothing was generated or measured"})
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
-    model = embedder.load()
-    index = chunk_index(data_dir, strategy, chunk_sets[strategy], embeddings[strategy], model.identity)
-    lm = generator.load()
-    answerer = Answerer(index, titled(chunk_sets[strategy], corpus_snapshot), model, lm, ANSWER_RETRIEVER,
-                        retrieval.refusal_threshold, generator.input_budget, tenant=ALL_TENANTS)
+    model = embedder.get()
+    index = ChunkIndex.from_tables(strategy, chunk_sets[strategy], embeddings[strategy],
+                                   BM25Index.load(data_dir.layout.bm25(strategy)), model.identity)
+    lm = generator.get()
+    answerer = build_answerer(index, with_titles(chunk_sets[strategy], corpus_snapshot), model, lm,
+                              threshold=retrieval.refusal_threshold, budget=generator.input_budget, tenant=ALL_TENANTS)
     rows = []
     questions = tqdm(sample.itertuples(), total=len(sample), desc="generation_eval", unit="question", leave=False)
     for i, q in enumerate(questions, start=1):
         a = answerer.ask(q.query).as_dict()
         rows.append({"query_id": q.query_id, "kind": q.kind, "needle": q.needle, "answers": [] if q.answers is None else list(q.answers), **a})
         context.log.info(f"[{i}/{len(sample)}] {q.kind}: " + ("refused by the gate" if a["refused"] else f"{a['answer'][:80]!r}"))
-    scored = answer_scoring.score_answers(pd.DataFrame(rows))
-    summary = answer_scoring.summary(scored)
-    latency = answer_scoring.latency(scored)
+    scored = scoring.score_answers(pd.DataFrame(rows))
+    summary = scoring.summary(scored)
+    latency = scoring.latency(scored)
     table = scored.assign(
         citations=[json.dumps(c) for c in scored["citations"]], sources=[json.dumps(s) for s in scored["sources"]],
         dangling=[json.dumps(d) for d in scored["dangling"]], omitted=[json.dumps(o) for o in scored["omitted"]],
@@ -74,7 +65,7 @@ def generation_eval(context: AssetExecutionContext, embedder: EmbedderResource, 
     return Output(table, metadata={
         "generator": lm.identity,
         "strategy": strategy,
-        "retriever": ANSWER_RETRIEVER,
+        "retriever": answerer.retriever,
         "threshold": MetadataValue.float(retrieval.refusal_threshold),
         "input_budget_tokens": generator.input_budget,
         "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),

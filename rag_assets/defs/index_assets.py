@@ -2,7 +2,6 @@
 
 import time
 
-import numpy as np
 import pandas as pd
 from tqdm import tqdm
 from dagster import (
@@ -15,16 +14,14 @@ from dagster import (
     asset,
 )
 
-from rag_assets import dense
-from rag_assets.access import access_by_document
+from rag_assets.retrieval import dense
 from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
-from rag_assets.defs.sources import embedding_model
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
-from rag_assets.embedding import PIPELINE_VERSION, require_identity, wordpiece_counts
-from rag_assets.embedding_cache import EmbeddingCache, text_key
-from rag_assets.lexical import BM25Index
-from rag_assets.retrieval import ChunkIndex
+from rag_assets.retrieval.embedding import PIPELINE_VERSION, embedding_frame, reencoding_error, wordpiece_counts
+from rag_assets.retrieval.embedding_cache import EmbeddingCache
+from rag_assets.retrieval.lexical import BM25Index
 
 UNIT_TOLERANCE = 1e-5
 
@@ -33,39 +30,11 @@ IDENTITY_SAMPLE = 16  # vectors re-encoded by single_model_identity
 SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encoding
 
 
-def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
-    """Vectors next to the stamps that say what made them (DESIGN.md §4), and the hash of
-    the text each encodes: ids are positional, so only the hash ties a vector to its text."""
-    return pd.DataFrame({
-        "chunk_id": chunks["chunk_id"].to_numpy(),
-        "text_sha256": [text_key(t) for t in chunks["text"]],
-        "embedding": list(vectors),
-        "model_id": model_id,
-        "dim": vectors.shape[1],
-        "pipeline_version": PIPELINE_VERSION,
-        "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
-    })
-
-
-def reencoding_error(model, texts: list[str], vectors: np.ndarray, sample: int = IDENTITY_SAMPLE) -> float:
-    """Largest 1 - cos between stored vectors and the model's fresh encoding of their texts,
-    over a seeded sample: a cache that served another model's (or a corrupt) vector shows here."""
-    if not texts:
-        return 0.0
-    rows = np.random.default_rng(0).choice(len(texts), size=min(sample, len(texts)), replace=False)
-    fresh = model.encode([texts[i] for i in rows])
-    return float(1.0 - (fresh * vectors[rows]).sum(axis=1).min())
-
-
-def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
-    return np.stack(embeddings["embedding"].to_numpy()).astype(np.float32) if len(embeddings) else np.zeros((0, 0), np.float32)
-
-
 @asset(
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version=PIPELINE_VERSION,
-    deps=[embedding_model],
+    deps=["embedding_model"],
     automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings", blocking=True),
@@ -79,10 +48,10 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
     """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity.
 
     Only texts the cache (model identity x text hash) lacks are encoded."""
-    model = embedder.load()
+    model = embedder.get()
     texts = chunk_sets["text"].tolist()
     cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
-    with tqdm(desc=f"embeddings[{context.partition_key}]", unit="chunk", leave=False) as bar:
+    with tqdm(desc=label("embeddings", context.partition_key), unit="chunk", leave=False) as bar:
         def progress(done, total):
             bar.total = total
             bar.update(done - bar.n)
@@ -112,7 +81,7 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
                   "max_identity_error_200x200": MetadataValue.float(identity_err)},
     )
     identities = sorted(frame["model_id"].unique())
-    drift = reencoding_error(model, texts, vectors)
+    drift = reencoding_error(model, texts, vectors, IDENTITY_SAMPLE)
     yield AssetCheckResult(
         check_name="single_model_identity",
         passed=set(identities) <= {model.identity} and drift <= SAME_VECTOR,
@@ -139,21 +108,3 @@ def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrie
         "vocabulary": index.vocabulary_size,
         "build_seconds": MetadataValue.float(seconds),
     })
-
-
-def chunk_index(data_dir: DataDirResource, strategy: str, chunks: pd.DataFrame, embeddings: pd.DataFrame,
-                model_identity: str, snapshot: pd.DataFrame | None = None) -> ChunkIndex:
-    """One strategy's materialised chunks, vectors and BM25 index, refused unless they line up
-    and the vectors come from the model that embeds the queries. With the corpus snapshot,
-    each chunk carries its document's access list (for tenant filtering)."""
-    require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
-    if (embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist()
-            or embeddings["text_sha256"].tolist() != [text_key(t) for t in chunks["text"]]):
-        raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}] "
-                         f"(chunk ids or texts differ): rematerialise embeddings[{strategy}]")
-    access = None
-    if snapshot is not None:
-        lists = access_by_document(snapshot)
-        access = [lists[d] for d in chunks["document_id"]]
-    return ChunkIndex(strategy, chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors_of(embeddings),
-                      BM25Index.load(data_dir.layout.bm25(strategy)), access)

@@ -6,7 +6,6 @@ temporary file renamed into place, so a killed run leaves the previous file read
 """
 
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +23,8 @@ from dagster import (
 from upath import UPath
 
 from rag_assets import locking
+
+from rag_assets import storage
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80
@@ -62,9 +63,7 @@ class ParquetIOManager(UPathIOManager):
         table = pa.Table.from_pandas(obj, preserve_index=False)
         if path.protocol in ("", "file", "local"):
             locking.shared(Path(self._base_path.path).parent)  # the data dir: never beside an exclusive writer
-            tmp = f"{path.path}.tmp-{os.getpid()}"
-            pq.write_table(table, tmp)
-            os.replace(tmp, path.path)
+            storage.write_parquet(Path(path.path), table)
         else:
             with path.open("wb") as fh:
                 pq.write_table(table, fh)

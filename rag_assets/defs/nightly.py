@@ -17,22 +17,27 @@ from dagster import (
     define_asset_job,
 )
 
-from rag_assets import history, regression
-from rag_assets.provenance import of_table as provenance_of_table
+from rag_assets.evaluation import history
+
+from rag_assets.evaluation import regression
+
+from rag_assets import storage
+from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.defs.automation import AUTOMATION
-from rag_assets.defs.chunk_assets import chunk_sets
-from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
-from rag_assets.defs.evaluation_assets import evaluation_tables, query_hits, retrieval_runs
-from rag_assets.defs.index_assets import bm25_index, embeddings
 from rag_assets.defs.resources import DataDirResource
 
-UPSTREAM = [corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index, retrieval_runs, query_hits, evaluation_tables]
-
-# What produced an evaluation: the package version and the code version of every asset upstream.
-CODE_VERSION = json.dumps({
-    "rag_assets": version("rag_assets"),
-    **{key.to_user_string(): v for a in UPSTREAM for key, v in a.code_versions_by_key.items()},
-}, sort_keys=True)
+def code_versions(context: AssetExecutionContext) -> str:
+    """What produced an evaluation: the package version and the code version of every
+    materialisable asset upstream of this one, read from the graph itself."""
+    graph = context.job_def.asset_layer.asset_graph
+    seen, todo = set(), [context.asset_key]
+    while todo:
+        for parent in graph.get(todo.pop()).parent_keys - seen:
+            seen.add(parent)
+            todo.append(parent)
+    return json.dumps({"rag_assets": version("rag_assets"),
+                       **{k.to_user_string(): graph.get(k).code_version for k in seen if graph.get(k).is_materializable}},
+                      sort_keys=True)
 
 
 @asset(group_name="nightly", code_version="history1", automation_condition=AUTOMATION)
@@ -40,7 +45,7 @@ def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource
                        evaluation_tables: pd.DataFrame) -> MaterializeResult:
     """Appends this evaluation's per-query hits with full provenance (Parquet, by date)."""
     provenance = provenance_of_table(evaluation_tables)
-    provenance["code_version"] = CODE_VERSION
+    provenance["code_version"] = code_versions(context)
     if query_hits.empty:
         return MaterializeResult(metadata={
             "skipped": "nothing was evaluated (no answerable query, or no chunk): no entry appended",
@@ -57,7 +62,7 @@ def evaluation_history(context: AssetExecutionContext, data_dir: DataDirResource
     group_name="nightly",
     code_version="regression1",
     automation_condition=AUTOMATION,
-    deps=[evaluation_history],
+    deps=["evaluation_history"],
     check_specs=[AssetCheckSpec("no_significant_regression", asset="regression_report")],
 )
 def regression_report(context: AssetExecutionContext, data_dir: DataDirResource):
@@ -71,9 +76,7 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
         result = regression.compare(current, previous, history.provenance_of(current), history.provenance_of(previous))
     markdown = regression.render(result, history.label(entries[-1]) if entries else None,
                                  history.label(entries[-2]) if previous is not None else None)
-    out = data_dir.layout.reports
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "regression_report.md").write_text(markdown, encoding="utf-8")
+    storage.write_text(data_dir.layout.reports / "regression_report.md", markdown)
     yield MaterializeResult(metadata={
         "report": MetadataValue.md(markdown),
         "compared": result.compared,

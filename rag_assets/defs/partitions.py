@@ -2,6 +2,6 @@
 
 from dagster import StaticPartitionsDefinition
 
-from rag_assets.chunking import STRATEGIES
+from rag_assets.chunking.strategies import STRATEGIES
 
 strategy_partitions = StaticPartitionsDefinition(list(STRATEGIES))

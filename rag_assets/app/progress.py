@@ -1,0 +1,68 @@
+"""Progress lines and the closing summary of `rag-assets run`, read from Dagster's events."""
+
+from rag_assets.defs.glue import label
+
+from dataclasses import dataclass, field
+
+SUMMARY_FIELDS = [  # (metadata key, column title, format)
+    ("chunks", "chunks", "{:d}"),
+    ("header_share", "header share", "{:.1%}"),
+    ("over_window", "over window", "{:d}"),
+    ("answers_destroyed", "answers destroyed", "{:d}"),
+    ("answers_not_citable", "not citable", "{:d}"),
+]
+
+
+def _value(entry):
+    return getattr(entry, "value", entry)
+
+
+@dataclass
+class RunReport:
+    chunk_sets: dict[str, dict] = field(default_factory=dict)
+    answerable: int = 0
+    failed_checks: list[str] = field(default_factory=list)
+    materialized: int = 0
+
+    def add(self, result) -> list[str]:
+        """Record one run's materialisations and checks; return its progress lines."""
+        lines = []
+        for event in result.get_asset_materialization_events():
+            mat = event.event_specific_data.materialization
+            name = label(mat.asset_key, mat.partition)
+            meta = {k: _value(v) for k, v in mat.metadata.items()}
+            self.materialized += 1
+            rows = meta.get("dagster/row_count", meta.get("documents"))
+            lines.append(f"{name}: {rows} rows" if rows is not None else name)
+            if mat.asset_key.to_user_string() == "chunk_sets":
+                self.chunk_sets[mat.partition] = meta
+                self.answerable = meta.get("answerable_questions", self.answerable)
+        for evaluation in result.get_asset_check_evaluations():
+            name = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
+            if not evaluation.passed:
+                self.failed_checks.append(name)
+                lines.append(f"CHECK FAILED {name}: {dict((k, _value(v)) for k, v in evaluation.metadata.items())}")
+        return lines
+
+    @property
+    def checks_passed(self) -> bool:
+        return not self.failed_checks
+
+    def failure(self, result) -> str:
+        errors = [e.message for e in result.all_events if e.is_failure]
+        return "run failed:\n" + "\n".join(errors)
+
+    def summary(self, seconds: float) -> str:
+        out = [f"\n{self.materialized} materialisations in {seconds:.1f}s"]
+        if self.chunk_sets:
+            out.append(f"chunk sets ({self.answerable} answerable questions in the ground truth):")
+            header = ["strategy"] + [title for _, title, _ in SUMMARY_FIELDS]
+            rows = [
+                [key] + [fmt.format(meta[k]) for k, _, fmt in SUMMARY_FIELDS]
+                for key, meta in self.chunk_sets.items()
+            ]
+            widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+            for r in [header] + rows:
+                out.append("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        out.append("all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}")
+        return "\n".join(out)

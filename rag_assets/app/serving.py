@@ -1,0 +1,119 @@
+"""What `rag-assets ask` answers from: one strategy's materialised index, never rebuilt, and
+refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows), its
+blocking checks passed, and its files can be read. Nothing here writes: the data dir and the
+instance may be read-only."""
+
+import pandas as pd
+from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver
+from dagster._time import get_current_datetime
+
+from rag_assets.answering.answerer import with_titles
+from rag_assets.defs.glue import label
+from rag_assets.defs.external_sources import changed_source_events, source_versions
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
+from rag_assets.retrieval.search import ChunkIndex
+
+SOURCE_READERS = {"corpus_files": "corpus_snapshot", "embedding_model": "embeddings", "chunker_settings": "chunk_sets"}
+
+
+class IndexNotReady(RuntimeError):
+    """The index is missing, stale, failed a check or cannot be read: answering would mislead."""
+
+
+def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
+    graph = defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+
+
+def _served(strategy: str) -> list[tuple[AssetKey, str | None]]:
+    return [(AssetKey("corpus_snapshot"), None), (AssetKey("chunk_sets"), strategy),
+            (AssetKey("embeddings"), strategy), (AssetKey("bm25_index"), strategy)]
+
+
+def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
+    """Why the strategy's index cannot be served, one phrase each (empty: it can).
+
+    Source versions (corpus folder, embedding model, chunker settings) are compared with the
+    ones last recorded without recording anything, so an edit made since then is seen now."""
+    problems = []
+    for event in changed_source_events(instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])):
+        source = event.asset_key.to_user_string()
+        if event.partition in (None, strategy):
+            reader = label(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
+            problems.append(f"{reader} is stale: {label(event.asset_key, event.partition)} changed since the last run")
+    resolver = stale_resolver(defs, instance)
+    for key, partition in _served(strategy):
+        status = resolver.get_status(key, partition).value
+        if status == "MISSING":
+            problems.append(f"{label(key, partition)} has never been materialised")
+        elif status == "STALE":
+            causes = sorted({f"{c.reason}" + (f" ({label(c.dependency.asset_key, c.dependency.partition_key)})"
+                                               if c.dependency else "") for c in resolver.get_stale_causes(key, partition)})
+            problems.append(f"{label(key, partition)} is stale: {'; '.join(causes)}")
+    return problems
+
+
+def _evaluation(instance: DagsterInstance, check: AssetCheckKey, materialization) -> bool | None:
+    """Whether `check` passed on that materialisation (None: it never ran on it). Dagster 1.13
+    records a partitioned asset's check without its partition, so each evaluation is matched
+    to the materialisation it evaluated; newest first, never further back than it."""
+    cursor = None
+    while True:
+        page = instance.event_log_storage.get_asset_check_execution_history(check, limit=50, cursor=cursor)
+        for record in page:
+            evaluation = record.event.dagster_event.event_specific_data if record.event else None
+            target = getattr(evaluation, "target_materialization_data", None)
+            if target and target.storage_id == materialization.storage_id:
+                return evaluation.passed
+            if record.create_timestamp < materialization.timestamp - 60:  # planned before it was made
+                return None
+        if len(page) < 50:
+            return None
+        cursor = page[-1].id
+
+
+def failed_checks(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
+    """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
+    graph = defs.resolve_asset_graph()
+    out = []
+    for key, partition in _served(strategy):
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1).records
+        for check in sorted((c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
+                            key=lambda c: c.name):
+            passed = _evaluation(instance, check, records[0]) if records else True
+            if passed is False:
+                out.append(f"{label(key, partition)} failed its check {check.name}")
+            elif passed is None:
+                out.append(f"{label(key, partition)} has no result of its check {check.name}")
+    return out
+
+
+def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFrame:
+    try:
+        return layout.read_table(name, partition)
+    except Exception as exc:  # a deleted, truncated or foreign file: say which asset, never a traceback
+        raise IndexNotReady(f"{label(AssetKey(name), partition)} cannot be read ({type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}): materialise it again") from None
+
+
+def load_index(defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str) -> tuple[ChunkIndex, pd.DataFrame]:
+    """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
+    problems = freshness_problems(defs, instance, strategy) + failed_checks(defs, instance, strategy)
+    if problems:
+        raise IndexNotReady(f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
+                            "materialise it again (`rag-assets run`, or from the UI) before asking")
+    layout = defs.resources["data_dir"].layout
+    chunks, vectors, snapshot = _load(layout, "chunk_sets", strategy), _load(layout, "embeddings", strategy), _load(layout, "corpus_snapshot")
+    try:
+        index = ChunkIndex.from_tables(strategy, chunks, vectors, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot)
+    except IndexUnreadable as exc:
+        raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
+    except ValueError as exc:  # IdentityMismatch and misaligned vectors included
+        raise IndexNotReady(str(exc)) from None
+    return index, with_titles(chunks, snapshot)

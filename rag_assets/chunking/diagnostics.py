@@ -1,0 +1,49 @@
+"""What a chunk set costs and what it destroys, before any retrieval runs.
+
+- header share: word-pieces spent on the `[Title > Section]` lines over all embedded ones;
+- over window: chunks whose embedded text exceeds the encoder window (silently truncated);
+- answers destroyed: answerable questions whose needle no chunk's embedded text holds
+  whole; their recall ceiling is zero whatever the retriever (DESIGN.md §6). The
+  stricter "not citable" count asks the same of `content`, the quoted part.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
+from rag_assets.evaluation.metrics import needle_holders
+
+
+def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:
+    """Answerable question ids whose needle is whole in no chunk's `column`."""
+    return _lost(needle_holders(chunks, truth), column)
+
+
+def _lost(holders: dict[str, tuple[set[str], set[str]]], column: str) -> list[str]:
+    which = 0 if column == "text" else 1
+    return sorted(q for q, held in holders.items() if not held[which])
+
+
+def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:
+    texts = chunks["text"].tolist()
+    embedded = wordpiece_counts(texts)
+    headers = wordpiece_counts([h.rstrip("\n") for h in chunks["header"]], special_tokens=False)
+    n_answerable = int(truth.loc[truth["kind"] == "answerable", "question_id"].nunique())
+    holders = needle_holders(chunks, truth)
+    destroyed, not_citable = _lost(holders, "text"), _lost(holders, "content")
+    content_chars = chunks["content"].str.len()
+    return {
+        "chunks": len(chunks),
+        "documents": int(chunks["document_id"].nunique()),
+        "embedded_tokens": int(embedded.sum()),
+        "header_tokens": int(headers.sum()),
+        "header_share": float(headers.sum() / embedded.sum()) if len(embedded) else 0.0,
+        "over_window": int((embedded > ENCODER_WINDOW).sum()),
+        "max_tokens": int(embedded.max()) if len(embedded) else 0,
+        "mean_content_chars": float(content_chars.mean()) if len(chunks) else 0.0,
+        "answerable_questions": n_answerable,
+        "answers_destroyed": len(destroyed),
+        "answers_not_citable": len(not_citable),
+        "destroyed_question_ids": destroyed,
+    }

@@ -1,0 +1,83 @@
+"""What the graph reads from outside: the corpus folder, the embedding model, the chunker
+settings. Each is an external asset whose data version is its content hash or identity.
+
+A new version is recorded (as a run-less materialisation carrying `dagster/data_version`)
+only when it differs from the last one recorded, by `rag-assets run` before it starts and
+by a sensor that runs by default. The assets that read a source then show as stale in the
+UI ("has a new dependency data version") and the automation sensor re-materialises them.
+"""
+
+from dagster import (
+    AssetKey,
+    AssetMaterialization,
+    AssetObservation,
+    AssetRecordsFilter,
+    AssetSpec,
+    DagsterInstance,
+    DefaultSensorStatus,
+    SensorEvaluationContext,
+    SensorResult,
+    sensor,
+)
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
+
+from rag_assets.ingest import corpus
+from rag_assets.chunking.strategies import STRATEGIES
+from rag_assets.defs.glue import label
+from rag_assets.defs.partitions import strategy_partitions
+from rag_assets.defs.resources import DatasetResource, EmbedderResource
+
+corpus_files = AssetSpec("corpus_files", group_name="sources",
+                         description="The documents folder; data version: hash of every file's path, content and extractor.")
+embedding_model = AssetSpec("embedding_model", group_name="sources",
+                            description="The embedding model; data version: its identity (name + sha256 of the weights).")
+chunker_settings = AssetSpec("chunker_settings", group_name="sources", partitions_def=strategy_partitions,
+                             description="Each strategy's settings; data version: their fingerprint.")
+SOURCES = [corpus_files, embedding_model, chunker_settings]
+
+
+def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> list[tuple[AssetKey, str | None, str]]:
+    """(source, partition, current data version) for every source."""
+    out = [(corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
+           (embedding_model.key, None, embedder.identity())]
+    out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
+    return out
+
+
+def _recorded(instance: DagsterInstance, key: AssetKey, partition: str | None) -> str | None:
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+    ).records
+    return records[0].asset_materialization.tags.get(DATA_VERSION_TAG) if records else None
+
+
+def changed_source_events(instance: DagsterInstance, versions) -> list[AssetMaterialization]:
+    return [
+        AssetMaterialization(key, partition=partition, tags={DATA_VERSION_TAG: version},
+                             metadata={"data_version": version})
+        for key, partition, version in versions
+        if _recorded(instance, key, partition) != version
+    ]
+
+
+def with_observations(events: list[AssetMaterialization]) -> list:
+    """Dagster 1.13 reads a partitioned external dependency's data version from observations
+    when it computes staleness, and from materialisations when it evaluates automation: a
+    partitioned source version is reported as both, so the UI and the automation agree. The
+    observation goes first: staleness looks for versions recorded after the materialisation
+    a child last read."""
+    return [AssetObservation(e.asset_key, partition=e.partition, tags=e.tags) for e in events if e.partition] + events
+
+
+def record_source_versions(instance: DagsterInstance, dataset: DatasetResource, embedder: EmbedderResource) -> list[str]:
+    """Record the sources whose version changed; return their names."""
+    events = changed_source_events(instance, source_versions(dataset, embedder))
+    for event in with_observations(events):
+        instance.report_runless_asset_event(event)
+    return [label(e.asset_key, e.partition) for e in events]
+
+
+@sensor(default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=60)
+def source_versions_sensor(context: SensorEvaluationContext, dataset: DatasetResource, embedder: EmbedderResource):
+    """Records a new data version for each source that changed since the last tick."""
+    return SensorResult(asset_events=with_observations(changed_source_events(context.instance, source_versions(dataset, embedder))))

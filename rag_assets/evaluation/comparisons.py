@@ -1,0 +1,85 @@
+"""Paired comparisons of two systems on the same queries: wins and losses at k, the exact sign
+test, Holm's adjustment across a whole table. One function serves every report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rag_assets.evaluation import significance
+from rag_assets.evaluation.metrics import KS
+
+
+@dataclass(frozen=True)
+class Comparison:
+    id: str  # what reports and headlines find it by
+    label: str  # what a reader sees
+    a: tuple[str, str]  # (strategy, retriever) of the system that should win
+    b: tuple[str, str]
+
+
+STRATEGY_COMPARISONS = [  # the chapter's ablation, each ingredient alone, under dense retrieval
+    ("overlap_on_blind", "overlap on blind cuts", "B", "A"),
+    ("boundaries_vs_blind", "boundaries instead of blind cuts", "C", "A"),
+    ("header_on_boundaries", "header on boundaries", "E", "C"),
+    ("overlap_on_header", "overlap on header", "F", "E"),
+    ("overlap_on_boundaries", "overlap on boundaries", "D", "C"),
+    ("header_and_boundaries", "header and boundaries together", "E", "A"),
+]
+RETRIEVER_COMPARISONS = [
+    ("hybrid_vs_dense", "hybrid vs dense", "hybrid", "dense"),
+    ("hybrid_vs_bm25", "hybrid vs BM25", "hybrid", "bm25"),
+    ("rerank_vs_hybrid", "rerank vs hybrid", "rerank", "hybrid"),
+    ("rerank_llm_vs_hybrid", "LLM rerank vs hybrid", "rerank-llm", "hybrid"),  # on the LLM reranker's sample only
+]
+
+
+def default_comparisons(strategy_retriever: str = "dense", retriever_strategy: str = "E") -> list[Comparison]:
+    out = [Comparison(cid, f"{label}: {a} vs {b} ({strategy_retriever})", (a, strategy_retriever), (b, strategy_retriever))
+           for cid, label, a, b in STRATEGY_COMPARISONS]
+    out += [Comparison(cid, f"{label} (strategy {retriever_strategy})", (retriever_strategy, a), (retriever_strategy, b))
+            for cid, label, a, b in RETRIEVER_COMPARISONS]
+    return out
+
+
+PAIRED_COLUMNS = ["k", "wins", "losses", "ties_hit", "ties_miss", "recall_a", "recall_b", "p_value", "p_holm", "n_queries"]
+SIGNIFICANCE_COLUMNS = ["comparison_id", "comparison", "a", "b", *PAIRED_COLUMNS]
+
+
+def paired_at(a: pd.Series, b: pd.Series, k: int) -> dict:
+    """a against b at k, on aligned per-query first-hit ranks (NA = no hit): wins, losses,
+    ties, both recalls, and the exact sign test on the discordant pairs."""
+    ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
+    wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
+    return {"wins": wins, "losses": losses, "ties_hit": int((ha & hb).sum()), "ties_miss": int((~ha & ~hb).sum()),
+            "recall_a": float(ha.mean()), "recall_b": float(hb.mean()), "p_value": significance.sign_test(wins, losses)}
+
+
+def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:
+    """The one paired comparison. `pairs`: (ids, a, b), where `ids` maps each of `id_columns`
+    to what names the pair, and a and b are first-hit ranks indexed by query id (NA = no
+    hit). Per pair and k: wins and losses on the queries both have, the exact sign test, and
+    Holm's adjustment across the whole table."""
+    rows = []
+    for ids, a, b in pairs:
+        a, b = a.align(b, join="inner")
+        rows += [{**ids, "k": k, **paired_at(a, b, k), "n_queries": len(a)} for k in ks]
+    table = pd.DataFrame(rows, columns=[*id_columns, *PAIRED_COLUMNS])
+    table["p_holm"] = significance.holm(table["p_value"].tolist()) if len(table) else []
+    return table
+
+
+def paired_tests(hits: pd.DataFrame, comparisons: list[Comparison], ks=KS) -> tuple[pd.DataFrame, list[str]]:
+    """The report's comparisons on the same queries. Returns (table, comparisons skipped
+    because a system has no results, with why)."""
+    ranks = {system: g.set_index("query_id")["hit_rank"] for system, g in hits.groupby(["strategy", "retriever"])}
+    pairs, skipped = [], []
+    for c in comparisons:
+        missing = [s for s in (c.a, c.b) if s not in ranks]
+        if missing:
+            skipped.append(f"{c.label}: no results for {', '.join('/'.join(m) for m in missing)}")
+            continue
+        ids = {"comparison_id": c.id, "comparison": c.label, "a": "/".join(c.a), "b": "/".join(c.b)}
+        pairs.append((ids, ranks[c.a], ranks[c.b]))
+    return compare_paired(pairs, SIGNIFICANCE_COLUMNS[:4], ks), skipped

@@ -1,0 +1,30 @@
+"""PNG plots for reports: matplotlib on the file-only Agg backend, bytes out, and data URIs
+so a plot can live inside Markdown metadata."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (no screen on these machines)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes; the figure is closed."""
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=110)
+    pyplot().close(fig)
+    return buf.getvalue()
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()

@@ -1,0 +1,47 @@
+"""The native dataset format: a folder with `documents/` and `questions.jsonl`.
+
+documents/       Markdown or plain text; a `# ` line gives the title, `## ` lines the sections
+questions.jsonl  one question per line:
+                 {"id": str, "phrasings": [str, ...], "needle": str | null,
+                  "kind": "answerable" | "unanswerable" | "out_of_domain",
+                  "answers": [str, ...] (optional, reference answers)}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_DATASET = PROJECT_ROOT / "data" / "default_corpus"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    root: Path
+
+    @property
+    def documents_dir(self) -> Path:
+        return self.root / "documents"
+
+    @property
+    def questions_path(self) -> Path:
+        return self.root / "questions.jsonl"
+
+    def check(self) -> "Dataset":
+        """Fail early, naming what is missing, before any run starts."""
+        missing = [p.name for p in (self.documents_dir, self.questions_path) if not p.exists()]
+        if missing:
+            raise FileNotFoundError(
+                f"{self.root} is not a dataset: missing {', '.join(missing)} "
+                "(expected documents/ and questions.jsonl; see the README, 'The native dataset format')"
+            )
+        return self
+
+
+def write_questions(path: Path, records: list[dict]) -> None:
+    """One JSON object per line, keys in a fixed order, UTF-8 kept readable."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,187 @@
+"""Questions of the native format, validated against a corpus snapshot.
+
+A needle is a short verbatim sentence of the corpus that answers its question. It must
+occur exactly once in the corpus and never in a heading: a chunker that copies headings
+into chunks would otherwise score hits for free. Document-level data sets (BEIR) give
+graded `relevant` documents instead. A question that fails is dropped with its reason,
+never silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rag_assets.ingest.corpus import headings
+
+KINDS = ("answerable", "unanswerable", "out_of_domain")
+GROUND_TRUTH_COLUMNS = [
+    "query_id", "question_id", "phrasing", "query", "needle", "kind", "answers",
+    "document_id", "needle_start", "relevant",
+]
+REJECT_COLUMNS = ["question_id", "kind", "reason"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A fixed, seeded sample of questions per kind; None for a kind keeps all of it."""
+
+    answerable: int | None = 400
+    unanswerable: int | None = 150
+    out_of_domain: int | None = None
+    seed: int = 13
+
+    def size(self, kind: str) -> int | None:
+        return getattr(self, kind)
+
+
+FULL = Sample(None, None, None)
+
+
+def read_questions(path: Path) -> tuple[list[dict], list[dict]]:
+    """Parse questions.jsonl. Returns (records, rejects); a malformed line is a reject."""
+    records, rejects = [], []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                rejects.append({"question_id": f"line {number}", "kind": None, "reason": f"invalid JSON: {exc.msg}"})
+                continue
+            if not isinstance(record, dict):
+                rejects.append({"question_id": f"line {number}", "kind": None, "reason": "line is not a JSON object"})
+                continue
+            records.append(record)
+    return records, rejects
+
+
+def _occurrences(haystack: str, needle: str) -> list[int]:
+    """Start offsets of every (possibly overlapping) occurrence."""
+    found, at = [], haystack.find(needle)
+    while at != -1:
+        found.append(at)
+        at = haystack.find(needle, at + 1)
+    return found
+
+
+def _shape_error(record: dict, seen: set[str]) -> str | None:
+    qid, kind, phrasings, needle = record.get("id"), record.get("kind"), record.get("phrasings"), record.get("needle")
+    if not isinstance(qid, str) or not qid.strip():
+        return "missing or empty `id`"
+    if qid in seen:
+        return "duplicate `id`"
+    if kind not in KINDS:
+        return f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}"
+    if not isinstance(phrasings, list) or not phrasings or not all(isinstance(p, str) and p.strip() for p in phrasings):
+        return "`phrasings` must be a non-empty list of non-empty strings"
+    relevant = record.get("relevant")
+    if relevant is not None and not (
+        isinstance(relevant, dict) and relevant and all(isinstance(g, int) and not isinstance(g, bool) for g in relevant.values())
+    ):
+        return "`relevant` must map document paths to integer grades"
+    if kind == "answerable" and not relevant and (not isinstance(needle, str) or not needle.strip()):
+        return "answerable question without a `needle` (or document-level `relevant`)"
+    if kind != "answerable" and (needle not in (None, "") or relevant):
+        return f"{kind} questions must not carry a needle or relevant documents"
+    return None
+
+
+class NeedleIndex:
+    """The `ok` documents of a snapshot, ready to locate needles and test them."""
+
+    def __init__(self, documents: pd.DataFrame):
+        docs = documents[documents["status"] == "ok"]
+        self.texts = dict(zip(docs["document_id"], docs["text"]))
+        self.ids_by_path = dict(zip(docs["path"], docs["document_id"]))
+        self.heading_spans = {d: headings(t) for d, t in self.texts.items()}
+        self.heading_texts = {h.title for hs in self.heading_spans.values() for h in hs} | set(docs["title"])
+
+    def locate(self, needle: str) -> tuple[str | None, tuple[str, int] | None]:
+        """(reason the needle is unusable or None, (document_id, offset) of its one occurrence)."""
+        hits = [(doc, at) for doc, text in self.texts.items() for at in _occurrences(text, needle)]
+        if not hits:
+            return "needle not found verbatim in any document", None
+        if len(hits) > 1:
+            return f"needle occurs {len(hits)} times in the corpus; it must occur exactly once", None
+        if any(needle in t for t in self.heading_texts):
+            return "needle is part of a title or section heading", None
+        doc, at = hits[0]
+        if any(h.start < at + len(needle) and at < h.end for h in self.heading_spans[doc]):
+            return "needle lies inside a heading line", None
+        return None, hits[0]
+
+
+def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Check every question against the `ok` documents of a snapshot.
+
+    Returns (ground truth, one row per phrasing; rejects, one row per dropped question)."""
+    index = NeedleIndex(documents)
+    rows, rejects, seen = [], [], set()
+    for record in records:
+        reason = _shape_error(record, seen)
+        qid, kind = record.get("id"), record.get("kind")
+        location, relevant = (None, None), None
+        if reason is None and record.get("needle"):
+            reason, found = index.locate(record["needle"])
+            location = found or location
+        if reason is None and record.get("relevant"):
+            missing = [p for p in record["relevant"] if p not in index.ids_by_path]
+            if missing:
+                reason = f"{len(missing)} relevant documents are not in the corpus (e.g. {missing[0]!r})"
+            else:
+                relevant = json.dumps({index.ids_by_path[p]: g for p, g in sorted(record["relevant"].items())})
+        if reason is not None:
+            rejects.append({"question_id": qid if isinstance(qid, str) else None, "kind": kind, "reason": reason})
+            continue
+        seen.add(qid)
+        for i, phrasing in enumerate(record["phrasings"]):
+            rows.append({
+                "query_id": f"{qid}#{i}", "question_id": qid, "phrasing": i, "query": phrasing.strip(),
+                "needle": record.get("needle") or None, "kind": kind,
+                "answers": [str(a) for a in record.get("answers") or []],
+                "document_id": location[0], "needle_start": location[1], "relevant": relevant,
+            })
+    truth = pd.DataFrame(rows, columns=GROUND_TRUTH_COLUMNS).astype({"phrasing": "int64", "needle_start": "Int64"})
+    return truth, pd.DataFrame(rejects, columns=REJECT_COLUMNS)
+
+
+def needle_problems(truth: pd.DataFrame, documents: pd.DataFrame) -> list[dict]:
+    """Re-test a ground-truth table against a snapshot: every answerable needle must still
+    occur exactly once, outside headings, where the table says it does."""
+    index = NeedleIndex(documents)
+    problems = []
+    needles = truth[(truth["kind"] == "answerable") & truth["needle"].notna()]
+    for q in needles.drop_duplicates("question_id").itertuples():
+        reason, found = index.locate(q.needle)
+        if reason is None and found != (q.document_id, q.needle_start):
+            reason = f"needle found at {found}, table says ({q.document_id}, {q.needle_start})"
+        if reason is not None:
+            problems.append({"question_id": q.question_id, "reason": reason})
+    return problems
+
+
+def sample(truth: pd.DataFrame, spec: Sample) -> pd.DataFrame:
+    """Keep a seeded subset of questions per kind (all phrasings of a kept question).
+
+    Ranking by a hash of (seed, question id) makes the sample stable when questions are
+    added or removed elsewhere in the file."""
+    keep: set[str] = set()
+    for kind in KINDS:
+        ids = truth.loc[truth["kind"] == kind, "question_id"].unique().tolist()
+        n = spec.size(kind)
+        if n is not None:
+            ids = sorted(ids, key=lambda q: hashlib.sha256(f"{spec.seed}:{q}".encode()).hexdigest())[:n]
+        keep.update(ids)
+    return truth[truth["question_id"].isin(keep)].reset_index(drop=True)
+
+
+def ground_truth_hash(truth: pd.DataFrame) -> str:
+    """Identity of a ground-truth table, for provenance next to every result."""
+    payload = truth[["query_id", "query", "needle", "kind", "relevant"]].to_json(orient="records")
+    return hashlib.sha256(payload.encode()).hexdigest()

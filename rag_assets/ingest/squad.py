@@ -1,0 +1,77 @@
+"""SQuAD 2.0 JSON -> the native dataset format.
+
+Each article becomes one Markdown document (`# Title`, then its paragraphs). The needle of
+an answerable question is the sentence of its paragraph that holds the answer span,
+verbatim (the sentences it touches, when a span crosses a sentence end). Questions SQuAD
+marks `is_impossible` become the `unanswerable` set, with no needle.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+import pysbd
+
+from rag_assets.ingest.dataset import Dataset, write_questions
+
+
+def _nfc(s: str) -> str:
+    return unicodedata.normalize("NFC", s)
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def needle_for(context: str, sentences: list[tuple[int, int]], answer_start: int, answer_text: str) -> str:
+    """The sentence(s) of `context` covering [answer_start, answer_start + len(answer_text))."""
+    if context[answer_start : answer_start + len(answer_text)] != answer_text:
+        raise ValueError(f"answer {answer_text!r} is not at offset {answer_start} of its context")
+    end = answer_start + len(answer_text)
+    covering = [(a, b) for a, b in sentences if a < end and answer_start < b]
+    return context[covering[0][0] : covering[-1][1]].strip()
+
+
+def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = None) -> dict:
+    """Write `out/documents/*.md` and `out/questions.jsonl`; return counts.
+
+    `extra_questions` (native JSONL, e.g. a hand-written out-of-domain set) is appended
+    after the SQuAD questions."""
+    data = json.loads(Path(squad_json).read_text(encoding="utf-8"))
+    if "data" not in data:
+        raise ValueError(f"{squad_json} is not SQuAD JSON: no top-level `data` list")
+    dataset = Dataset(Path(out))
+    dataset.documents_dir.mkdir(parents=True, exist_ok=True)
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    records, counts = [], {"documents": 0, "answerable": 0, "unanswerable": 0, "extra": 0}
+    for article in data["data"]:
+        title = article["title"].replace("_", " ")
+        contexts = []
+        for paragraph in article["paragraphs"]:
+            context = paragraph["context"]
+            contexts.append(_nfc(context.strip()))
+            sentences = [(s.start, s.end) for s in segmenter.segment(context)]
+            for qa in paragraph["qas"]:
+                record = {"id": qa["id"], "phrasings": [qa["question"].strip()]}
+                if qa.get("is_impossible"):
+                    record.update(needle=None, kind="unanswerable", answers=[])
+                    counts["unanswerable"] += 1
+                else:
+                    first = qa["answers"][0]
+                    needle = needle_for(context, sentences, first["answer_start"], first["text"])
+                    answers = list(dict.fromkeys(_nfc(a["text"]) for a in qa["answers"]))
+                    record.update(needle=_nfc(needle), kind="answerable", answers=answers)
+                    counts["answerable"] += 1
+                records.append(record)
+        text = f"# {title}\n\n" + "\n\n".join(contexts) + "\n"
+        (dataset.documents_dir / f"{_slug(title)}.md").write_text(text, encoding="utf-8")
+        counts["documents"] += 1
+    if extra_questions is not None:
+        extra = [json.loads(line) for line in Path(extra_questions).read_text(encoding="utf-8").splitlines() if line.strip()]
+        records.extend(extra)
+        counts["extra"] = len(extra)
+    write_questions(dataset.questions_path, records)
+    return counts

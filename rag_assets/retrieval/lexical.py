@@ -1,0 +1,156 @@
+"""BM25 over chunks with bm25s: tokenise, index, save, load and score as separate steps.
+
+Tokenisation (documented because it decides what matches): Unicode NFKC, lowercase,
+runs of letters and digits (`[^\\W_]+`); optional English stop-word removal (bm25s's
+list) and Snowball stemming (PyStemmer). Queries go through the same function.
+
+Variants:
+- `lucene` (default): idf = ln(1 + (N - n + 0.5)/(n + 0.5)), tf part f/(f + k1(1 - b + b|d|/avgdl)),
+  k1 = 1.2, b = 0.75 -- what Lucene/Pyserini compute.
+- `okapi`: what rank-bm25's BM25Okapi computes: idf = ln((N - n + 0.5)/(n + 0.5)) with negative
+  values replaced by epsilon x mean idf, times f(k1 + 1)/(f + k1(1 - b + b|d|/avgdl)). Built with
+  bm25s's Robertson term part; the idf is substituted per term in the score matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from rag_assets.retrieval import ranking
+
+from rag_assets import storage
+
+_TOKEN = re.compile(r"[^\W_]+")
+VARIANTS = ("lucene", "okapi")
+
+
+@dataclass(frozen=True)
+class BM25Settings:
+    variant: str = "lucene"
+    k1: float = 1.2
+    b: float = 0.75
+    epsilon: float = 0.25  # okapi only: floor for negative idf, as a share of the mean idf
+    stopwords: bool = False
+    stemming: bool = False
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"BM25 variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+
+
+class Tokenizer:
+    def __init__(self, stopwords: bool = False, stemming: bool = False):
+        self.stopwords = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords else frozenset()
+        self.stemmer = None
+        if stemming:
+            import Stemmer
+
+            self.stemmer = Stemmer.Stemmer("english")
+
+    def __call__(self, text: str) -> list[str]:
+        tokens = [t for t in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()) if t not in self.stopwords]
+        return self.stemmer.stemWords(tokens) if self.stemmer else tokens
+
+
+class IndexUnreadable(RuntimeError):
+    """A saved index that is missing or damaged."""
+
+
+class BM25Index:
+    def __init__(self, retriever: bm25s.BM25 | None, settings: BM25Settings, n_docs: int):
+        """`retriever` is None only for an index of no documents (bm25s cannot build one)."""
+        self.retriever = retriever
+        self.settings = settings
+        self.n_docs = n_docs
+        self.tokenize = Tokenizer(settings.stopwords, settings.stemming)
+
+    @classmethod
+    def build(cls, texts: list[str], settings: BM25Settings = BM25Settings()) -> "BM25Index":
+        if not texts:
+            return cls(None, settings, 0)
+        tokenize = Tokenizer(settings.stopwords, settings.stemming)
+        corpus_tokens = [tokenize(t) for t in texts]
+        if settings.variant == "lucene":
+            retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method="lucene", dtype="float64")
+        else:
+            retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method="robertson", idf_method="lucene", dtype="float64")
+        retriever.index(corpus_tokens, show_progress=False)
+        if settings.variant == "okapi":
+            _substitute_okapi_idf(retriever, corpus_tokens, settings)
+        return cls(retriever, settings, len(texts))
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.retriever.vocab_dict) if self.retriever else 0
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for one query (zeros when no term matches)."""
+        if self.n_docs == 0:
+            return np.zeros(0)
+        ids = [self.retriever.vocab_dict[t] for t in self.tokenize(query) if t in self.retriever.vocab_dict]
+        if not ids:
+            return np.zeros(self.n_docs)
+        return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float64)
+
+    def top_k(self, query: str, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Indices and scores of the k best documents, only among `candidates` (sorted
+        indices) when given; ties break by index."""
+        scores = self.scores(query)
+        return ranking.top_k(scores if candidates is None else scores[candidates], k, candidates)
+
+    def save(self, path: Path) -> None:
+        """Write to `path` atomically: a temporary folder swapped into place."""
+        def fill(tmp: Path) -> None:
+            if self.retriever:
+                self.retriever.save(str(tmp))
+            (tmp / "rag_assets_bm25.json").write_text(json.dumps({"settings": asdict(self.settings), "n_docs": self.n_docs}))
+
+        storage.replace_dir(path, fill)
+
+    @classmethod
+    def load(cls, path: Path) -> "BM25Index":
+        """The index saved at `path`; IndexUnreadable when it is missing or damaged."""
+        path = Path(path)
+        meta_path = path / "rag_assets_bm25.json"
+        if not meta_path.exists():
+            raise IndexUnreadable(f"no BM25 index at {path}")
+        try:
+            meta = json.loads(meta_path.read_text())
+            retriever = bm25s.BM25.load(str(path)) if meta["n_docs"] else None
+            index = cls(retriever, BM25Settings(**meta["settings"]), meta["n_docs"])
+        except Exception as exc:  # any damage to any of its files
+            raise IndexUnreadable(f"the BM25 index at {path} is damaged ({type(exc).__name__}: {exc})") from None
+        if retriever and retriever.scores["num_docs"] != index.n_docs:
+            raise IndexUnreadable(f"the BM25 index at {path} holds {index.retriever.scores['num_docs']} documents, "
+                                  f"its record says {index.n_docs}")
+        return index
+
+
+def _substitute_okapi_idf(retriever: bm25s.BM25, corpus_tokens: list[list[str]], settings: BM25Settings) -> None:
+    """Turn bm25s's Robertson-tf / Lucene-idf matrix into rank-bm25's BM25Okapi scores."""
+    n_docs = len(corpus_tokens)
+    df = np.zeros(len(retriever.vocab_dict))
+    for tokens in corpus_tokens:
+        for t in set(tokens):
+            df[retriever.vocab_dict[t]] += 1
+    seen = df > 0  # bm25s may keep an empty-string token that occurs nowhere
+    lucene = np.zeros_like(df)
+    lucene[seen] = np.log1p((n_docs - df[seen] + 0.5) / (df[seen] + 0.5))
+    okapi = np.zeros_like(df)
+    okapi[seen] = np.log(n_docs - df[seen] + 0.5) - np.log(df[seen] + 0.5)
+    mean_idf = okapi[seen].mean() if seen.any() else 0.0
+    okapi[seen & (okapi < 0)] = settings.epsilon * mean_idf
+    factor = np.divide((settings.k1 + 1) * okapi, lucene, out=np.zeros_like(okapi), where=lucene > 0)
+    matrix = retriever.scores
+    columns = np.diff(matrix["indptr"])  # one per indexed term; a trailing unused token may lack one
+    per_entry = np.repeat(factor[: len(columns)], columns)
+    matrix["data"] = (matrix["data"] * per_entry).astype(matrix["data"].dtype)
+
+

@@ -1,0 +1,149 @@
+"""Every query through every retriever for one chunk set: dense, BM25, hybrid, rerank.
+
+Each result row keeps the ranked chunk ids, their scores, their cosine distances to the
+query (whatever retriever ranked them: the refusal gate reads distances) and the time
+each stage took.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from rag_assets.retrieval import dense
+from rag_assets.ingest.access import ALL_TENANTS, Scope, access_by_document, check_tenant
+from rag_assets.retrieval.embedding import require_identity, text_key, vectors_of
+from rag_assets.retrieval.fusion import RRF_K, rrf
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.rerank import Reranker
+
+DEPTH = 100
+RUN_COLUMNS = [
+    "query_id", "strategy", "retriever", "chunk_ids", "scores", "distances",
+    "encode_ms", "stage_ms", "total_ms",
+]
+
+
+@dataclass
+class ChunkIndex:
+    """One strategy's chunks with their vectors and BM25 index, aligned by row; `access`
+    holds each chunk's document access list (None: public)."""
+
+    strategy: str
+    chunk_ids: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+    bm25: BM25Index
+    access: list[frozenset[str] | None] | None = None
+
+    def visible_to(self, tenant: str | Scope | None) -> np.ndarray | None:
+        """Rows `tenant` may see (None: all rows): public chunks and those whose access list
+        names it. No tenant sees public chunks only; ALL_TENANTS sees everything."""
+        if tenant is ALL_TENANTS:
+            return None
+        if tenant is not None:
+            check_tenant(tenant)
+        if self.access is None:
+            return None
+        return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
+
+    @classmethod
+    def from_tables(cls, strategy: str, chunks: pd.DataFrame, embeddings: pd.DataFrame, bm25: BM25Index,
+                    model_identity: str, snapshot: pd.DataFrame | None = None) -> "ChunkIndex":
+        """One strategy's materialised tables as an index, refused (ValueError) unless the vectors
+        come from the model that embeds the queries and encode exactly these chunk texts. With
+        the corpus snapshot, each chunk carries its document's access list."""
+        require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
+        if (embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist()
+                or embeddings["text_sha256"].tolist() != [text_key(t) for t in chunks["text"]]):
+            raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}] "
+                             f"(chunk ids or texts differ): rematerialise embeddings[{strategy}]")
+        access = None
+        if snapshot is not None:
+            lists = access_by_document(snapshot)
+            access = [lists[d] for d in chunks["document_id"]]
+        return cls(strategy, chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors_of(embeddings), bm25, access)
+
+    def __post_init__(self):
+        if not (len(self.chunk_ids) == len(self.texts) == len(self.vectors) == self.bm25.n_docs):
+            raise ValueError(
+                f"strategy {self.strategy}: {len(self.chunk_ids)} chunks, {len(self.vectors)} vectors and "
+                f"{self.bm25.n_docs} BM25 documents do not line up; rematerialise its embeddings and bm25_index"
+            )
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 4)
+
+
+def run_queries(
+    index: ChunkIndex,
+    queries: pd.DataFrame,
+    query_vectors: np.ndarray,
+    encode_ms: np.ndarray,
+    rerankers: Sequence[Reranker] = (),
+    depth: int = DEPTH,
+    rerank_queries: dict[str, set[str]] | None = None,
+    tenant: str | Scope | None = ALL_TENANTS,
+) -> pd.DataFrame:
+    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query).
+
+    Each reranker re-scores the top `reranker.depth` of the hybrid ranking; the rest keeps
+    its hybrid order. `rerank_queries` limits a reranker (by name) to some query ids: a
+    language-model scorer is too slow on a CPU for every query.
+
+    `tenant` filters before ranking, in every retriever: chunks it may not see are never
+    scored, so they cannot reach a result, a fusion or a reranker's shortlist."""
+    rerank_queries = rerank_queries or {}
+    candidates = index.visible_to(tenant)
+    rows = []
+    ids = np.asarray(index.chunk_ids, dtype=object)
+    position = {c: i for i, c in enumerate(index.chunk_ids)}
+    rows_of = tqdm(queries.itertuples(), total=len(queries), desc=f"retrieval[{index.strategy}]", unit="query",
+                   leave=False, disable=len(queries) < 50)
+    for qi, q in enumerate(rows_of):
+        vec = query_vectors[qi]
+
+        def row(retriever, chunk_rows, scores, stage, total):
+            rows.append({
+                "query_id": q.query_id, "strategy": index.strategy, "retriever": retriever,
+                "chunk_ids": ids[chunk_rows].tolist(), "scores": [float(s) for s in scores],
+                "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist()
+                if len(chunk_rows) else [],
+                "encode_ms": float(encode_ms[qi]), "stage_ms": _ms(stage), "total_ms": _ms(total),
+            })
+
+        t0 = time.perf_counter()
+        d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
+        t_dense = time.perf_counter() - t0
+        row("dense", d_rows, d_scores, t_dense, t_dense)
+
+        t0 = time.perf_counter()
+        b_rows, b_scores = index.bm25.top_k(q.query, depth, candidates)
+        t_bm25 = time.perf_counter() - t0
+        row("bm25", b_rows, b_scores, t_bm25, t_bm25)
+
+        t0 = time.perf_counter()
+        fused = rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=RRF_K)[:depth]
+        t_fuse = time.perf_counter() - t0
+        h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
+        row("hybrid", h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
+
+        for reranker in rerankers:
+            if reranker.name in rerank_queries and q.query_id not in rerank_queries[reranker.name]:
+                continue
+            shortlist = h_rows[:reranker.depth]
+            t0 = time.perf_counter()
+            scores = reranker.score(q.query, [index.texts[i] for i in shortlist])
+            t_rerank = time.perf_counter() - t0
+            order = np.lexsort((np.arange(len(scores)), -scores))
+            reranked = np.concatenate([shortlist[order], h_rows[reranker.depth:]])
+            tail = [math.nan] * (len(h_rows) - len(shortlist))
+            row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)

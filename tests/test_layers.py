@@ -1,0 +1,49 @@
+"""The import map: the core never imports Dagster or the layers above it, and asset modules
+never borrow from each other (they share glue modules of defs/ instead)."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "rag_assets"
+ASSET_MODULES = {"corpus_assets", "chunk_assets", "index_assets", "evaluation_assets", "generation_assets", "nightly"}
+DEFS_GLUE = {"automation", "glue", "partitions", "resources", "io_manager"}
+
+
+def imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def modules(under: Path):
+    return [(p.relative_to(PACKAGE).parts, imports(p)) for p in sorted(under.rglob("*.py"))]
+
+
+def test_no_module_outside_defs_and_the_shell_imports_dagster_or_them():
+    core = [(parts, found) for parts, found in modules(PACKAGE) if parts[0] not in ("defs", "app")]
+    assert len(core) > 30  # the scan sees the whole core
+    offenders = {"/".join(parts): sorted(i for i in found if i.split(".")[0] == "dagster"
+                                         or i.startswith(("rag_assets.defs", "rag_assets.app")))
+                 for parts, found in core}
+    assert {m: i for m, i in offenders.items() if i} == {}
+
+
+def test_asset_modules_import_only_glue_from_defs():
+    lateral = {}
+    for parts, found in modules(PACKAGE / "defs"):
+        name = parts[-1].removesuffix(".py")
+        if name in ASSET_MODULES:
+            borrowed = {i.split(".")[2] for i in found if i.startswith("rag_assets.defs.") and len(i.split(".")) > 2}
+            if borrowed - DEFS_GLUE:
+                lateral[name] = sorted(borrowed - DEFS_GLUE)
+    assert lateral == {}
+
+
+def test_the_definitions_do_not_import_the_shell():
+    assert {"/".join(p): sorted(i for i in f if i.startswith("rag_assets.app"))
+            for p, f in modules(PACKAGE / "defs") if any(i.startswith("rag_assets.app") for i in f)} == {}
