@@ -26,7 +26,10 @@ def main() -> None:
     args = p.parse_args()
     tokenize = Tokenizer()
     queries = bundled_queries(args.queries)
-    print(f"{'chunks':>8} {'rank-bm25 p50 ms':>17} {'ours p50 ms':>12} {'speed-up':>9} {'lucene p50 ms':>14} {'same top-10':>12}")
+    print(
+        f"{'chunks':>8} {'rank-bm25 p50 ms':>17} {'ours p50 ms':>12} {'speed-up':>9} "
+        f"{'lucene p50 ms':>14} {'same top-10':>12}"
+    )
     for n in [int(s) for s in args.sizes.split(",")]:
         texts = synthetic_chunks(n)
         tokens = [tokenize(t) for t in texts]

@@ -9,11 +9,9 @@ with the real tokenizer, answers destroyed) that `chunk_sets` attaches to each p
 import time
 
 from rag_assets.chunking import diagnostics
-
-from rag_assets.ingest import corpus
-
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
@@ -30,7 +28,9 @@ def main() -> None:
         t1 = time.perf_counter()
         diagnostics.chunk_set_stats(chunks, truth)
         t2 = time.perf_counter()
-        print(f"{sid:>8} {len(chunks):>7} {1e3 * (t1 - t0):>9.1f} {chars / (t1 - t0) / 1e6:>8.2f} {1e3 * (t2 - t1):>9.1f}")
+        print(
+            f"{sid:>8} {len(chunks):>7} {1e3 * (t1 - t0):>9.1f} {chars / (t1 - t0) / 1e6:>8.2f} {1e3 * (t2 - t1):>9.1f}"
+        )
 
 
 if __name__ == "__main__":

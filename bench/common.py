@@ -4,9 +4,9 @@ import time
 
 import numpy as np
 
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
@@ -28,7 +28,9 @@ def synthetic_chunks(n: int, seed: int = 0) -> list[str]:
     import re
 
     snap = corpus.snapshot(BUNDLED_DATASET / "documents")
-    sentences = [s for t in snap["text"] for s in re.split(r"(?<=[.!?])\s+", t) if len(s) > 20 and not s.startswith("#")]
+    sentences = [
+        s for t in snap["text"] for s in re.split(r"(?<=[.!?])\s+", t) if len(s) > 20 and not s.startswith("#")
+    ]
     rng = np.random.default_rng(seed)
     sizes = rng.integers(2, 6, size=n)
     picks = rng.integers(0, len(sentences), size=int(sizes.sum()))

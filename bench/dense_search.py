@@ -34,8 +34,10 @@ def main() -> None:
         (rows, _), ms = timed(top_k, matrix[i], matrix, 100)
         assert rows[0] == i
         times.append(ms)
-    print(f"{args.rows} x {args.dim} float32, top-100, {args.queries} queries: "
-          f"p50 {pct(times, 50):.2f} ms, p95 {pct(times, 95):.2f} ms, max {max(times):.2f} ms")
+    print(
+        f"{args.rows} x {args.dim} float32, top-100, {args.queries} queries: "
+        f"p50 {pct(times, 50):.2f} ms, p95 {pct(times, 95):.2f} ms, max {max(times):.2f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ def main() -> None:
         rates["plain"].append(len(texts) / (time.perf_counter() - t0))
     assert np.allclose(a, b, atol=1e-5)
     o, q = statistics.median(rates["ours"]), statistics.median(rates["plain"])
-    print(f"{len(texts)} chunks of strategy E: ours {o:.0f} chunks/s (batch {ours.batch_size}), "
-          f"plain SentenceTransformer.encode {q:.0f} chunks/s (default batch 32): ratio {o / q:.2f}")
+    print(
+        f"{len(texts)} chunks of strategy E: ours {o:.0f} chunks/s (batch {ours.batch_size}), "
+        f"plain SentenceTransformer.encode {q:.0f} chunks/s (default batch 32): ratio {o / q:.2f}"
+    )
 
 
 if __name__ == "__main__":

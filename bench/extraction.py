@@ -32,7 +32,7 @@ def inputs(paras: list[str]) -> dict[str, tuple[bytes, int | None]]:
     from openpyxl import Workbook
 
     ascii_paras = [p.encode("latin-1", "ignore").decode("latin-1") for p in paras]  # the PDF core fonts are latin-1
-    pages = [" ".join(ascii_paras[i:i + 3]) for i in range(0, 600, 3)]
+    pages = [" ".join(ascii_paras[i : i + 3]) for i in range(0, 600, 3)]
     book = Workbook()
     sheet = book.active
     sheet.append(["id", "paragraph"])
@@ -41,10 +41,15 @@ def inputs(paras: list[str]) -> dict[str, tuple[bytes, int | None]]:
     xlsx = io.BytesIO()
     book.save(xlsx)
     vtt = "WEBVTT\n\n" + "\n".join(
-        f"00:{i // 60:02d}:{i % 60:02d}.000 --> 00:{i // 60:02d}:{i % 60:02d}.900\n{p[:120]}\n" for i, p in enumerate(paras[:3000]))
+        f"00:{i // 60:02d}:{i % 60:02d}.000 --> 00:{i // 60:02d}:{i % 60:02d}.900\n{p[:120]}\n"
+        for i, p in enumerate(paras[:3000])
+    )
     csv = "id,paragraph\n" + "".join(f'{i},"{p.replace(chr(34), chr(39))}"\n' for i, p in enumerate(paras))
-    html = "<html><head><title>t</title><script>x=1</script></head><body><nav>menu</nav>" + "".join(
-        f"<h2>Part {i}</h2><p>{p}</p>" for i, p in enumerate(paras)) + "</body></html>"
+    html = (
+        "<html><head><title>t</title><script>x=1</script></head><body><nav>menu</nav>"
+        + "".join(f"<h2>Part {i}</h2><p>{p}</p>" for i, p in enumerate(paras))
+        + "</body></html>"
+    )
     markdown = "# Corpus\n\n" + "\n\n".join(paras)
     return {
         ".pdf": (pdf_bytes(pages), len(pages)),
@@ -69,7 +74,9 @@ def main() -> None:
         seconds = statistics.median(times)
         mb = len(raw) / 1e6
         rate = f"{pages / seconds:>8.1f}" if pages else f"{'':>8}"
-        print(f"{suffix:>6} {mb:>9.2f} {pages or '':>6} {seconds:>8.3f} {mb / seconds:>7.2f} {rate} {len(out.text):>10,}")
+        print(
+            f"{suffix:>6} {mb:>9.2f} {pages or '':>6} {seconds:>8.3f} {mb / seconds:>7.2f} {rate} {len(out.text):>10,}"
+        )
 
 
 if __name__ == "__main__":

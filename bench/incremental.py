@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetKey, DagsterInstance
 
-from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.app.cli import main as cli
+from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
@@ -46,8 +46,10 @@ def main() -> None:
         doc = dataset / "documents" / "oxygen.md"
         text = doc.read_text(encoding="utf-8")
         paragraph_end = text.index("\n\n", len(text) // 2)
-        doc.write_text(text[:paragraph_end] + " This sentence was added by the incremental benchmark."
-                       + text[paragraph_end:], encoding="utf-8")
+        doc.write_text(
+            text[:paragraph_end] + " This sentence was added by the incremental benchmark." + text[paragraph_end:],
+            encoding="utf-8",
+        )
         incremental = _run(dataset, data_dir)
         after, encoded = _texts(data_dir), _encoded(data_dir)
     seen: set[str] = set()
@@ -56,8 +58,10 @@ def main() -> None:
         new = after[s] - before[s] - seen  # a text already encoded for an earlier strategy is a cache hit
         seen |= after[s] - before[s]
         print(f"{s:>8} {len(after[s]):>7} {len(new):>10} {encoded[s]:>8}")
-    print(f"full build {full:.1f} s, re-run after a one-paragraph edit {incremental:.1f} s "
-          f"({incremental / full:.0%} of the full build)")
+    print(
+        f"full build {full:.1f} s, re-run after a one-paragraph edit {incremental:.1f} s "
+        f"({incremental / full:.0%} of the full build)"
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ from rag_assets.retrieval.rerank import RELEVANCE_PROMPT
 WORDINGS = {
     "passage first (rerank-llm)": RELEVANCE_PROMPT,
     "query first": "Query: {query}\n\nPassage:\n{passage}\n\nDoes the passage answer the query? Reply with yes or no.",
-    "question quoted": "Does the following passage contain the answer to the question \"{query}\"?\n\n{passage}\n\nAnswer yes or no.",
+    "question quoted": (
+        'Does the following passage contain the answer to the question "{query}"?\n\n{passage}\n\nAnswer yes or no.'
+    ),
 }
 
 
@@ -35,7 +37,7 @@ def main() -> None:
     runs = pd.read_parquet(assets / "retrieval_runs.parquet")
     truth = pd.read_parquet(assets / "ground_truth.parquet").set_index("query_id")
     texts = pd.read_parquet(assets / "chunk_sets" / "E.parquet").set_index("chunk_id")["text"]
-    sample = runs[(runs["strategy"] == "E") & (runs["retriever"] == "rerank-llm")]["query_id"].tolist()[:args.queries]
+    sample = runs[(runs["strategy"] == "E") & (runs["retriever"] == "rerank-llm")]["query_id"].tolist()[: args.queries]
     if not sample:
         raise SystemExit(f"no rerank-llm runs in {assets}: run `rag-assets run` (without --no-llm) first")
     hybrid = runs[(runs["strategy"] == "E") & (runs["retriever"] == "hybrid")].set_index("query_id")

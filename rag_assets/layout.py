@@ -1,13 +1,13 @@
 """Where everything lives under a data dir: the one place that builds its paths.
 
-    <data dir>/assets/<asset>.parquet                    unpartitioned tables
-    <data dir>/assets/<asset>/<partition>.parquet        partitioned tables (one per strategy)
-    <data dir>/assets/bm25_index/<strategy>/             BM25 indexes
-    <data dir>/assets/evaluation_history/date=.../       the evaluation history
-    <data dir>/reports/                                  Markdown reports and plots
-    <data dir>/cache/embeddings/<model>/                 the embedding cache
-    <data dir>/dagster_home/                             the Dagster instance (run history)
-    <data dir>/.rag-assets.lock                          the writers' lock
+<data dir>/assets/<asset>.parquet                    unpartitioned tables
+<data dir>/assets/<asset>/<partition>.parquet        partitioned tables (one per strategy)
+<data dir>/assets/bm25_index/<strategy>/             BM25 indexes
+<data dir>/assets/evaluation_history/date=.../       the evaluation history
+<data dir>/reports/                                  Markdown reports and plots
+<data dir>/cache/embeddings/<model>/                 the embedding cache
+<data dir>/dagster_home/                             the Dagster instance (run history)
+<data dir>/.rag-assets.lock                          the writers' lock
 """
 
 from __future__ import annotations

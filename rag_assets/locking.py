@@ -20,10 +20,11 @@ import os
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rag_assets.layout import DataDir
+
 
 class DataDirBusy(RuntimeError):
     """Another process holds the data dir's lock in a mode that excludes this one."""
@@ -36,7 +37,7 @@ def process_start(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2:].split()[19]
+    return stat[stat.rindex(")") + 2 :].split()[19]
 
 
 def process_alive(pid: int, start: str | None) -> bool:
@@ -70,10 +71,14 @@ def _record(fd: int) -> dict | None:
 
 def describe_holder(record: dict | None) -> str:
     if not record:
-        return ("Dagster runs launched from the UI, a schedule or a sensor are writing to it; wait for them to "
-                "finish (the UI's Runs page shows them)")
-    return (f"`{record.get('command', 'rag-assets')}` holds it (pid {record.get('pid')} on {record.get('host')}, "
-            f"started {record.get('started')}); wait for it to finish, or stop it")
+        return (
+            "Dagster runs launched from the UI, a schedule or a sensor are writing to it; wait for them to "
+            "finish (the UI's Runs page shows them)"
+        )
+    return (
+        f"`{record.get('command', 'rag-assets')}` holds it (pid {record.get('pid')} on {record.get('host')}, "
+        f"started {record.get('started')}); wait for it to finish, or stop it"
+    )
 
 
 def _flock(fd: int, mode: int) -> bool:
@@ -111,8 +116,13 @@ def exclusive(data_dir: Path, command: str):
     stale = _record(fd)
     if stale and stale.get("pid") == os.getpid():
         stale = None
-    mine = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "host": socket.gethostname(),
-            "command": command, "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    mine = {
+        "pid": os.getpid(),
+        "process_start": process_start(os.getpid()),
+        "host": socket.gethostname(),
+        "command": command,
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(mine).encode(), 0)
     previous = held

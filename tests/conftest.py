@@ -28,14 +28,32 @@ TINY_DOCS = {
 }
 
 TINY_QUESTIONS = [
-    {"id": "q-valve", "phrasings": ["Which way should the inlet valve face?", "valve orientation"],
-     "needle": "The inlet valve must face north.", "kind": "answerable", "answers": ["north"]},
-    {"id": "q-filter", "phrasings": ["How often is the filter replaced?"],
-     "needle": "Replace the filter every 300 hours of operation.", "kind": "answerable", "answers": ["every 300 hours"]},
-    {"id": "q-warranty", "phrasings": ["How long is the warranty?"],
-     "needle": "The warranty covers two years from the date of purchase.", "kind": "answerable"},
-    {"id": "q-heading", "phrasings": ["What is in the maintenance section?"],
-     "needle": "Maintenance", "kind": "answerable"},
+    {
+        "id": "q-valve",
+        "phrasings": ["Which way should the inlet valve face?", "valve orientation"],
+        "needle": "The inlet valve must face north.",
+        "kind": "answerable",
+        "answers": ["north"],
+    },
+    {
+        "id": "q-filter",
+        "phrasings": ["How often is the filter replaced?"],
+        "needle": "Replace the filter every 300 hours of operation.",
+        "kind": "answerable",
+        "answers": ["every 300 hours"],
+    },
+    {
+        "id": "q-warranty",
+        "phrasings": ["How long is the warranty?"],
+        "needle": "The warranty covers two years from the date of purchase.",
+        "kind": "answerable",
+    },
+    {
+        "id": "q-heading",
+        "phrasings": ["What is in the maintenance section?"],
+        "needle": "Maintenance",
+        "kind": "answerable",
+    },
     {"id": "q-missing", "phrasings": ["What colour is the pump?"], "needle": "The pump is red.", "kind": "answerable"},
     {"id": "q-colour", "phrasings": ["What colour is the pump housing?"], "needle": None, "kind": "unanswerable"},
     {"id": "q-passport", "phrasings": ["How do I renew my passport?"], "needle": None, "kind": "out_of_domain"},

@@ -15,8 +15,12 @@ PDF_PAGES = [
 ]
 
 
-def pdf_bytes(pages: list[str | None], header: str | None = HEADER, title: str | None = "Pump handbook",
-              password: str | None = None) -> bytes:
+def pdf_bytes(
+    pages: list[str | None],
+    header: str | None = HEADER,
+    title: str | None = "Pump handbook",
+    password: str | None = None,
+) -> bytes:
     """A PDF with a running header and footer on every page that has text; None pages get a drawn box only."""
     from fpdf import FPDF
 
@@ -54,7 +58,12 @@ def xlsx_bytes() -> bytes:
     book = Workbook()
     parts = book.active
     parts.title = "Parts"
-    for row in [["part", "size", "price"], ["impeller", "120 mm", "45"], ["seal kit", "M12", "12"], ["gasket", "", "3"]]:
+    for row in [
+        ["part", "size", "price"],
+        ["impeller", "120 mm", "45"],
+        ["seal kit", "M12", "12"],
+        ["gasket", "", "3"],
+    ]:
         parts.append(row)
     service = book.create_sheet("Service")
     for row in [["interval", "task"], ["300 hours", "replace the filter"], ["2 years", "replace the bearings"]]:

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rag_assets.app.cli import main
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.access import ALL_TENANTS, access_by_document, check_tenant
-from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
-from rag_assets.app.cli import main
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex
 
@@ -40,7 +40,9 @@ def snapshot(tmp_path):
     for name, text in {**RESTRICTED, **UNREADABLE}.items():
         (documents / name).write_text(text, encoding="utf-8")
     (documents / "nobody.md").write_text(f"---\naccess: []\n---\n{SECRET}", encoding="utf-8")
-    (documents / "public.md").write_text("---\ntitle: Handbook\n---\n# Handbook\n\nEvery project reports.", encoding="utf-8")
+    (documents / "public.md").write_text(
+        "---\ntitle: Handbook\n---\n# Handbook\n\nEvery project reports.", encoding="utf-8"
+    )
     (documents / "rule.md").write_text("---\n\n# Notes\n\nA thematic break above, no front matter.", encoding="utf-8")
     (documents / "sidecar-star.md").write_text(SECRET, encoding="utf-8")
     (documents / "sidecar-star.md.access").write_text("team-a\n*\n", encoding="utf-8")
@@ -62,7 +64,10 @@ def test_a_restricted_document_is_never_public_however_its_front_matter_is_writt
     assert "has no value" in snapshot.loc["no-value.md", "error"]
     assert "never closed" in snapshot.loc["never-closed.md", "error"]
     assert "'*'" in snapshot.loc["star.md", "error"]
-    assert (snapshot.loc["sidecar-star.md", "reason"], snapshot.loc["sidecar-star.md", "status"]) == ("bad_access_list", "failed")
+    assert (snapshot.loc["sidecar-star.md", "reason"], snapshot.loc["sidecar-star.md", "status"]) == (
+        "bad_access_list",
+        "failed",
+    )
     assert pd.isna(snapshot.loc["public.md", "access"]) and snapshot.loc["public.md", "text"].startswith("# Handbook")
     assert pd.isna(snapshot.loc["rule.md", "access"]) and snapshot.loc["rule.md", "status"] == "ok"
 
@@ -71,8 +76,14 @@ def test_an_empty_access_list_means_nobody_but_the_operator(snapshot):
     frame = snapshot.reset_index()
     frame = frame[frame["status"] == "ok"]
     chunks = chunk_corpus(frame, STRATEGIES["C"])
-    index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), np.zeros((len(chunks), 2)),
-                       BM25Index.build(chunks["text"].tolist()), [access_by_document(frame)[d] for d in chunks["document_id"]])
+    index = ChunkIndex(
+        "C",
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        np.zeros((len(chunks), 2)),
+        BM25Index.build(chunks["text"].tolist()),
+        [access_by_document(frame)[d] for d in chunks["document_id"]],
+    )
     path_of = dict(zip(frame["document_id"], frame["path"]))
     seen_by = lambda tenant: {path_of[chunks["document_id"].iloc[i]] for i in index.visible_to(tenant)}  # noqa: E731
     for viewer in ("team-a", "team-b", None):
@@ -139,12 +150,23 @@ def test_every_entry_of_the_folder_is_indexed_failed_or_skipped(tmp_path):
     listing = corpus.list_folder(documents)
     frame = corpus.snapshot_of(listing).set_index("path")
     outcome = {p: r.reason if r.status == "failed" else "ok" for p, r in frame.iterrows()}
-    assert outcome == {"alias.md": "ok", "dangling.md": "broken_link", "good.md": "ok", "leak.md": "bad_access_list",
-                       "loop.md": "broken_link", "outside.md": "outside_dataset", "pipe.md": "special_file",
-                       "shared.md": "ok", "sub/inner.txt": "ok"}
+    assert outcome == {
+        "alias.md": "ok",
+        "dangling.md": "broken_link",
+        "good.md": "ok",
+        "leak.md": "bad_access_list",
+        "loop.md": "broken_link",
+        "outside.md": "outside_dataset",
+        "pipe.md": "special_file",
+        "shared.md": "ok",
+        "sub/inner.txt": "ok",
+    }
     assert {s["path"]: s["why"].split(" (")[0].split(":")[0] for s in listing.skipped} == {
-        ".draft.md": "hidden", ".git/": "hidden folder", "folder-link/": "symbolic link to a folder",
-        "orphan.md.access": "access sidecar without its document"}
+        ".draft.md": "hidden",
+        ".git/": "hidden folder",
+        "folder-link/": "symbolic link to a folder",
+        "orphan.md.access": "access sidecar without its document",
+    }
     assert "hunter2" not in " ".join(frame["text"].dropna()) and "hunter2" not in " ".join(frame["error"].dropna())
     assert frame.loc["alias.md", "text"] == frame.loc["good.md", "text"]
     top = {e.name for e in os.scandir(documents)}

@@ -5,9 +5,9 @@ import json
 import pandas as pd
 import pytest
 
+from rag_assets.app.cli import main
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.app.cli import main
 
 CORPUS = [
     {"_id": "d1", "title": "Zebras", "text": "Zebra stripes form a pattern that confuses biting flies."},
@@ -15,8 +15,11 @@ CORPUS = [
     {"_id": "d3", "title": "", "text": "Impeller wear lowers the pressure a water pump delivers."},
     {"_id": "d/4", "title": "Valves", "text": "A check valve lets fluid flow one way only."},
 ]
-QUERIES = [{"_id": "q1", "text": "zebra stripes pattern"}, {"_id": "q2", "text": "water pump impeller"},
-           {"_id": "q3", "text": "not judged in this split"}]
+QUERIES = [
+    {"_id": "q1", "text": "zebra stripes pattern"},
+    {"_id": "q2", "text": "water pump impeller"},
+    {"_id": "q3", "text": "not judged in this split"},
+]
 QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td3\t1\n"
 
 
@@ -33,7 +36,9 @@ def beir_folder(tmp_path):
 def test_import_writes_documents_and_graded_relevance(beir_folder, tmp_path):
     out = tmp_path / "native"
     assert main(["import", "beir", str(beir_folder), "--out", str(out)]) == 0
-    assert (out / "documents" / "d1.md").read_text() == "# Zebras\n\nZebra stripes form a pattern that confuses biting flies.\n"
+    assert (
+        out / "documents" / "d1.md"
+    ).read_text() == "# Zebras\n\nZebra stripes form a pattern that confuses biting flies.\n"
     assert (out / "documents" / "d3.md").read_text().startswith("Impeller wear")
     assert (out / "documents" / "d_4.md").exists()
     records, _ = gt.read_questions(out / "questions.jsonl")

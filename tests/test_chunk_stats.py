@@ -1,11 +1,9 @@
 import pandas as pd
 
 from rag_assets.chunking import diagnostics
-
-from rag_assets.ingest import corpus
-
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
 
 
@@ -39,7 +37,9 @@ def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
     docs = tmp_path / "documents"
     docs.mkdir()
     long_sentence = " ".join(["tokenisation"] * 300) + "."
-    (docs / "d.md").write_text(f"# Long document title\n\n## Section\n\nShort one.\n\n{long_sentence}", encoding="utf-8")
+    (docs / "d.md").write_text(
+        f"# Long document title\n\n## Section\n\nShort one.\n\n{long_sentence}", encoding="utf-8"
+    )
     snap = corpus.snapshot(docs)
     chunks = chunk_corpus(snap, STRATEGIES["E"])
     stats = diagnostics.chunk_set_stats(chunks, _truth(snap, ["Short one."]))
@@ -53,9 +53,15 @@ def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
 
 
 def test_destroyed_questions_ignores_other_kinds():
-    chunks = pd.DataFrame({"chunk_id": ["d::C-0000"], "document_id": ["d"], "text": ["alpha beta"], "content": ["alpha beta"]})
-    truth = pd.DataFrame({
-        "question_id": ["a", "b", "u"], "kind": ["answerable", "answerable", "unanswerable"],
-        "needle": ["alpha beta", "gamma", None], "document_id": ["d", "d", None],
-    })
+    chunks = pd.DataFrame(
+        {"chunk_id": ["d::C-0000"], "document_id": ["d"], "text": ["alpha beta"], "content": ["alpha beta"]}
+    )
+    truth = pd.DataFrame(
+        {
+            "question_id": ["a", "b", "u"],
+            "kind": ["answerable", "answerable", "unanswerable"],
+            "needle": ["alpha beta", "gamma", None],
+            "document_id": ["d", "d", None],
+        }
+    )
     assert diagnostics.destroyed_questions(chunks, truth) == ["b"]

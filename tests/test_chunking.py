@@ -4,10 +4,10 @@ import json
 import re
 from collections import defaultdict
 
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from rag_assets.chunking.strategies import STRATEGIES, chunk_document
 from rag_assets.ingest.corpus import headings
 
@@ -15,10 +15,16 @@ BOUNDARY = [s for s in STRATEGIES.values() if s.cut == "boundaries"]
 
 word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzéß0123456789", min_size=1, max_size=12)
 sentence = st.builds(
-    lambda ws, end: " ".join(ws) + end, st.lists(word, min_size=1, max_size=30), st.sampled_from([".", "!", "?", "", "..."])
+    lambda ws, end: " ".join(ws) + end,
+    st.lists(word, min_size=1, max_size=30),
+    st.sampled_from([".", "!", "?", "", "..."]),
 )
 paragraph = st.builds(" ".join, st.lists(sentence, min_size=1, max_size=12))
-heading = st.builds(lambda level, ws: f"{level} {' '.join(ws)}", st.sampled_from(["#", "##", "###"]), st.lists(word, min_size=1, max_size=4))
+heading = st.builds(
+    lambda level, ws: f"{level} {' '.join(ws)}",
+    st.sampled_from(["#", "##", "###"]),
+    st.lists(word, min_size=1, max_size=4),
+)
 markdown = st.builds(
     lambda blocks, seps: "".join(b + s for b, s in zip(blocks, seps)).strip() or "x",
     st.lists(st.one_of(paragraph, paragraph, heading), min_size=1, max_size=25),
@@ -131,7 +137,7 @@ def test_header_strategies_prefix_title_and_section():
 
 def test_boundaries_pack_paragraphs_and_cut_long_ones_at_sentences():
     p1, p2 = "a" * 200 + ".", "b" * 250 + "."
-    long = " ".join(["Sentence number %03d is here." % i for i in range(30)])  # ~870 chars
+    long = " ".join([f"Sentence number {i:03d} is here." for i in range(30)])  # ~870 chars
     text = f"{p1}\n\n{p2}\n\n{long}"
     chunks = chunk_document("d", "T", text, STRATEGIES["C"])
     assert chunks[0].content == f"{p1}\n\n{p2}"  # 453 characters: both paragraphs fit together

@@ -2,9 +2,9 @@
 
 import pytest
 
-from rag_assets.ingest import corpus
-from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.answering.citations import build_context, check_citations, fragment_range
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 

@@ -3,7 +3,7 @@ from rag_assets.ingest.extractors import EXTRACTORS
 
 
 def test_canonical_text_normalises_newlines_bom_and_unicode():
-    raw = "\ufeff# Café\r\n\r\nLine one\rLine two   \n\n".encode() .replace("é".encode(), "e\u0301".encode())
+    raw = "\ufeff# Café\r\n\r\nLine one\rLine two   \n\n".encode().replace("é".encode(), "e\u0301".encode())
     assert EXTRACTORS[".txt"].extract(raw).text == "# Caf\u00e9\n\nLine one\nLine two"
 
 
@@ -19,8 +19,9 @@ def test_snapshot_keeps_going_past_bad_files_and_says_why(tmp_path):
     (docs / "slides.key").write_bytes(b"keynote")
     (docs / ".hidden.md").write_text("ignored", encoding="utf-8")
     frame = corpus.snapshot(docs).set_index("path")
-    assert list(frame.index) == sorted(["good.md", "sub/plain.txt", "latin1.md", "empty.md", "image.md", "table.xlsx",
-                                        "slides.key"])
+    assert list(frame.index) == sorted(
+        ["good.md", "sub/plain.txt", "latin1.md", "empty.md", "image.md", "table.xlsx", "slides.key"]
+    )
     assert frame.loc["good.md", "status"] == "ok" and frame.loc["good.md", "title"] == "Good"
     assert frame.loc["sub/plain.txt", "title"] == "plain"
     assert frame.loc["sub/plain.txt", "extractor"] == "plaintext"

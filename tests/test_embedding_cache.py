@@ -61,10 +61,23 @@ def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
     """SIGKILL the whole `rag-assets run` once the first embedding batches are on disk; the
     rerun reuses them and gives the table an uninterrupted run gives."""
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    cmd = [sys.executable, "-m", "rag_assets.app.cli", "run", "--strategies", "A", "--no-llm"]  # 641 chunks: 3 batches of 256
+    cmd = [
+        sys.executable,
+        "-m",
+        "rag_assets.app.cli",
+        "run",
+        "--strategies",
+        "A",
+        "--no-llm",
+    ]  # 641 chunks: 3 batches of 256
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(cmd + ["--data-dir", str(killed)], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd + ["--data-dir", str(killed)],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     shards = lambda: list((killed / "cache" / "embeddings").glob("*/shard-*.parquet"))  # noqa: E731
     deadline = time.time() + 240
     while not shards() and proc.poll() is None and time.time() < deadline:

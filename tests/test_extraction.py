@@ -5,14 +5,13 @@ import json
 
 import pandas as pd
 import pytest
+from mixed_folder import BAD, GOOD, HEADER, MAX_BYTES, PDF_PAGES, write_mixed_folder
 from pypdf import PdfReader
 
-from rag_assets.ingest import corpus
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
 from rag_assets.ingest.extractors import EXTRACTORS, column_letter
 from rag_assets.ingest.locators import describe, locate
-
-from mixed_folder import BAD, GOOD, HEADER, MAX_BYTES, PDF_PAGES, write_mixed_folder
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +30,14 @@ def test_every_bad_file_fails_with_its_reason_and_every_good_file_is_ok(mixed):
     assert "OCR needed" in snap.loc["scanned.pdf", "error"]
     assert "146.5 KiB, over the 97.7 KiB limit" in snap.loc["huge.txt", "error"]
     assert corpus.ledger(snap.reset_index()) | {"failed_by_reason": None} == {
-        "seen": len(GOOD) + len(BAD), "ok": len(GOOD), "failed": len(BAD), "failed_by_reason": None,
-        "other_status": [], "ok_without_text": [], "failed_without_reason": []}
+        "seen": len(GOOD) + len(BAD),
+        "ok": len(GOOD),
+        "failed": len(BAD),
+        "failed_by_reason": None,
+        "other_status": [],
+        "ok_without_text": [],
+        "failed_without_reason": [],
+    }
     assert sum(corpus.ledger(snap.reset_index())["failed_by_reason"].values()) == len(BAD)
     assert set(snap.index[snap["extractor"].isna()]) == {"slides.pptx", "huge.txt"}  # never extracted
 
@@ -46,7 +51,7 @@ def test_every_good_document_is_chunked_and_every_chunk_slices_back(mixed, strat
     assert coverage["ok_without_chunks"] == [] and coverage["chunks_of_other_documents"] == []
     assert set(coverage["chunks_per_document"]) == set(GOOD)
     texts = dict(zip(frame["document_id"], frame["text"]))
-    assert all(texts[c.document_id][c.start:c.end] == c.content for c in chunks.itertuples())
+    assert all(texts[c.document_id][c.start : c.end] == c.content for c in chunks.itertuples())
 
 
 def test_pdf_pages_locate_chunks_and_running_headers_stay_out(mixed):
@@ -69,17 +74,24 @@ def test_pdf_pages_locate_chunks_and_running_headers_stay_out(mixed):
 
 def test_spreadsheet_and_transcript_locators(mixed):
     _, snap = mixed
+
     def locators(strategy):
         chunks = chunk_corpus(snap.reset_index(), STRATEGIES[strategy]).merge(
-            snap.reset_index()[["document_id", "path"]], on="document_id")
+            snap.reset_index()[["document_id", "path"]], on="document_id"
+        )
         return chunks.groupby("path")["locator"].apply(list).to_dict()
 
     assert locators("C")["catalogue.xlsx"] == ["Parts!A2:C4", "Service!A2:B3"]  # one chunk per sheet section
     assert locators("W")["catalogue.xlsx"] == ["Parts!A2:C4, Service!A2:B3"]  # one window over both sheets
     assert locators("C")["parts.csv"] == ["A2:C3"] and locators("C")["talk.srt"] == ["#t=1,66"]
     xlsx = json.loads(snap.loc["catalogue.xlsx", "spans"])
-    assert [(s["sheet"], s["range"]) for s in xlsx] == [("Parts", "A2:C2"), ("Parts", "A3:C3"), ("Parts", "A4:C4"),
-                                                         ("Service", "A2:B2"), ("Service", "A3:B3")]
+    assert [(s["sheet"], s["range"]) for s in xlsx] == [
+        ("Parts", "A2:C2"),
+        ("Parts", "A3:C3"),
+        ("Parts", "A4:C4"),
+        ("Service", "A2:B2"),
+        ("Service", "A3:B3"),
+    ]
     assert "part: gasket; price: 3" in snap.loc["catalogue.xlsx", "text"]  # empty cells are skipped
     assert json.loads(snap.loc["parts.csv", "spans"])[1]["range"] == "A3:C3"
     vtt = json.loads(snap.loc["talk.vtt", "spans"])
@@ -149,7 +161,11 @@ def test_access_lists_come_from_front_matter_or_a_sidecar(tmp_path):
     snap = corpus.snapshot(documents).set_index("path")
     assert list(snap.index) == ["a.md", "b.pdf", "c.txt"]  # the sidecar is not a document
     assert snap.loc["a.md", "text"] == "# A\n\nSecret of team A."  # front matter is not indexed
-    assert [json.loads(a) if isinstance(a, str) else None for a in snap["access"]] == [["admins", "team-a"], ["team-b"], None]
+    assert [json.loads(a) if isinstance(a, str) else None for a in snap["access"]] == [
+        ["admins", "team-a"],
+        ["team-b"],
+        None,
+    ]
     before = corpus.folder_hash(documents)
     (documents / "b.pdf.access").write_text("team-b\nteam-c\n", encoding="utf-8")
     assert corpus.folder_hash(documents) != before  # an access change is a corpus change
@@ -159,37 +175,64 @@ def test_access_lists_come_from_front_matter_or_a_sidecar(tmp_path):
 def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_path):
     """Through Dagster: the good documents are indexed, every failure is explained, counts add up,
     and the sources an answer is built from carry the PDF page, the sheet range and the time span."""
+    from conftest import ScriptedLM
     from dagster import AssetKey, instance_for_test
 
     from rag_assets.answering.answerer import Answerer
     from rag_assets.answering.citations import fragment_range
-    from rag_assets.defs import build_definitions
     from rag_assets.app.plan import materialization_steps
     from rag_assets.app.serving import load_index
+    from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
-    from conftest import ScriptedLM
 
     dataset = tmp_path / "dataset"
     write_mixed_folder(dataset / "documents")
-    (dataset / "questions.jsonl").write_text(json.dumps({
-        "id": "q1", "phrasings": ["What must be done before the first start?"], "kind": "answerable",
-        "needle": "Fill the casing with water before the first start."}) + "\n")
+    (dataset / "questions.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "q1",
+                "phrasings": ["What must be done before the first start?"],
+                "kind": "answerable",
+                "needle": "Fill the casing with water before the first start.",
+            }
+        )
+        + "\n"
+    )
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, max_file_mb=MAX_BYTES / 2**20)
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
         record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
         checks = {}
         for step in materialization_steps(defs, ["C"])[:2]:  # what `ask` serves from: sources, chunks, indexes
-            result = job.execute_in_process(instance=instance, asset_selection=list(step.keys),
-                                            partition_key=step.partition_key)
+            result = job.execute_in_process(
+                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key
+            )
             checks |= {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-        assert checks == dict.fromkeys(["document_ids_unique", "counts_add_up", "needles_unique_outside_headings",
-                                        "offsets_slice_back", "chunk_ids_unique", "every_ok_document_chunked",
-                                        "unit_norm_and_distance_identity", "single_model_identity"], True)
+        assert checks == dict.fromkeys(
+            [
+                "document_ids_unique",
+                "counts_add_up",
+                "needles_unique_outside_headings",
+                "offsets_slice_back",
+                "chunk_ids_unique",
+                "every_ok_document_chunked",
+                "unit_norm_and_distance_identity",
+                "single_model_identity",
+            ],
+            True,
+        )
         meta = instance.get_latest_materialization_event(AssetKey("corpus_snapshot")).asset_materialization.metadata
         assert meta["documents_seen"].value == len(GOOD) + len(BAD) and meta["documents_ok"].value == len(GOOD)
-        assert meta["failed_by_reason"].value == {"binary": 1, "corrupt": 2, "empty": 2, "encrypted": 1,
-                                                  "no_text_layer": 1, "too_large": 1, "undecodable": 1, "unknown_type": 1}
+        assert meta["failed_by_reason"].value == {
+            "binary": 1,
+            "corrupt": 2,
+            "empty": 2,
+            "encrypted": 1,
+            "no_text_layer": 1,
+            "too_large": 1,
+            "undecodable": 1,
+            "unknown_type": 1,
+        }
         assert "page 3: no text layer; OCR needed" in meta["extraction_notes"].value["handbook.pdf"]
         chunked = instance.fetch_materializations(AssetKey("chunk_sets"), limit=1).records[0].asset_materialization
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
@@ -198,9 +241,11 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     answerer = Answerer(index, chunks, embedder, ScriptedLM(), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)
     documents = dict(zip(snap["document_id"], snap["text"]))
-    expected = {"What must be done before the first start of the pump?": ("#page=2", "page 2"),
-                "What is the price of the impeller?": ("Parts!A2:C4", "Parts!A2:C4"),
-                "What do we replace today in the maintenance course?": ("#t=1,9.25", "0:01.0-0:09.2")}
+    expected = {
+        "What must be done before the first start of the pump?": ("#page=2", "page 2"),
+        "What is the price of the impeller?": ("Parts!A2:C4", "Parts!A2:C4"),
+        "What do we replace today in the maintenance course?": ("#t=1,9.25", "0:01.0-0:09.2"),
+    }
     for question, (locator, label) in expected.items():
         top = answerer.ask(question).sources[0]
         assert top.locator == locator and top.locator_label.lower().endswith(label.lower()), question

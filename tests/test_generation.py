@@ -2,19 +2,18 @@
 
 import pandas as pd
 import pytest
+from conftest import TINY_DOCS, ScriptedLM, write_dataset
 
 from rag_assets.answering import scoring as scoring
-from rag_assets.ingest import corpus
 from rag_assets.answering.answerer import Answerer
-from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.answering.citations import build_context, fragment_range
-from rag_assets.retrieval.embedding import Embedder
 from rag_assets.answering.generation import LocalLM
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
 from rag_assets.retrieval.search import ChunkIndex
-
-from conftest import TINY_DOCS, ScriptedLM, write_dataset
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +28,13 @@ def pump(tmp_path_factory):
     snap = corpus.snapshot(root / "documents")
     chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
     embedder = Embedder()
-    index = ChunkIndex("E", chunks["chunk_id"].tolist(), chunks["text"].tolist(), embedder.encode(chunks["text"].tolist()),
-                       BM25Index.build(chunks["text"].tolist()))
+    index = ChunkIndex(
+        "E",
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        embedder.encode(chunks["text"].tolist()),
+        BM25Index.build(chunks["text"].tolist()),
+    )
     return snap, chunks, index, embedder
 
 
@@ -49,20 +53,37 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
     other = {"quote": "Tighten the bolts."}
 
     def row(answer, sources, cited, kind="answerable", refused=False):
-        return {"kind": kind, "answers": ["north"], "needle": needle if kind == "answerable" else None,
-                "refused": refused, "declined": answer == "NO ANSWER", "answer": answer,
-                "sources": sources, "citations": cited, "dangling": []}
+        return {
+            "kind": kind,
+            "answers": ["north"],
+            "needle": needle if kind == "answerable" else None,
+            "refused": refused,
+            "declined": answer == "NO ANSWER",
+            "answer": answer,
+            "sources": sources,
+            "citations": cited,
+            "dangling": [],
+        }
 
-    scored = scoring.score_answers(pd.DataFrame([
-        row("It faces north [1].", [source], [source]),
-        row("North [1].", [source, other], [other]),
-        row("South [1].", [other], [other]),
-        row("South [1].", [source], [source]),
-        row(None, [], [], refused=True),
-        row("NO ANSWER", [other], [], kind="unanswerable"),
-    ]))
-    assert scored["outcome"].tolist()[:5] == [scoring.OUTCOMES[0], scoring.OUTCOMES[1], scoring.OUTCOMES[2],
-                                              scoring.OUTCOMES[3], scoring.OUTCOMES[2]]
+    scored = scoring.score_answers(
+        pd.DataFrame(
+            [
+                row("It faces north [1].", [source], [source]),
+                row("North [1].", [source, other], [other]),
+                row("South [1].", [other], [other]),
+                row("South [1].", [source], [source]),
+                row(None, [], [], refused=True),
+                row("NO ANSWER", [other], [], kind="unanswerable"),
+            ]
+        )
+    )
+    assert scored["outcome"].tolist()[:5] == [
+        scoring.OUTCOMES[0],
+        scoring.OUTCOMES[1],
+        scoring.OUTCOMES[2],
+        scoring.OUTCOMES[3],
+        scoring.OUTCOMES[2],
+    ]
     assert scored["contains"].tolist()[:5] == [1.0, 1.0, 0.0, 0.0, 0.0]
     summary = scoring.summary(scored).set_index(["metric", "group"])
     assert summary.loc[("correct with evidence", "answerable"), "count"] == 1
@@ -94,8 +115,10 @@ def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pu
 def test_smollm2_answers_greedily_from_its_sources_within_the_token_budget(lm, pump):
     _, chunks, _, _ = pump
     hits = [{**r, "cosine_distance": 0.3} for r in chunks.head(3).to_dict("records")]
-    context = build_context("When was the Eiffel Tower completed?",
-                            [{**hits[0], "content": "The Eiffel Tower in Paris was completed in 1889."}])
+    context = build_context(
+        "When was the Eiffel Tower completed?",
+        [{**hits[0], "content": "The Eiffel Tower in Paris was completed in 1889."}],
+    )
     first, second = lm.generate(context.prompt), lm.generate(context.prompt)
     assert first.text == second.text and "1889" in first.text  # greedy: the same prompt, the same answer
     assert first.prompt_tokens == lm.count_tokens(context.prompt) and 0 < first.new_tokens <= lm.max_new_tokens
@@ -110,9 +133,11 @@ def test_llm_relevance_is_the_log_odds_of_yes_over_no_and_ignores_padding(lm):
 
     reranker = LLMRelevanceReranker(lm)
     query = "What is the capital of France?"
-    passages = ["Bananas are a yellow fruit.",
-                "Paris is the capital and largest city of France, on the river Seine.",
-                "The stock market closed lower on Tuesday after a volatile session of trading in technology shares."]
+    passages = [
+        "Bananas are a yellow fruit.",
+        "Paris is the capital and largest city of France, on the river Seine.",
+        "The stock market closed lower on Tuesday after a volatile session of trading in technology shares.",
+    ]
     scores = reranker.score(query, passages)
     for passage, score in zip(passages, scores):  # one prompt alone, no padding, computed by hand
         ids = torch.tensor([lm.prompt_ids(RELEVANCE_PROMPT.format(passage=passage, query=query))])

@@ -2,58 +2,96 @@
 
 from dagster import Definitions
 
+from rag_assets.app.plan import materialization_steps
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs import defs
-from rag_assets.app.plan import materialization_steps
 
 EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
-    "chunker_settings": {"group": "sources", "deps": [], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"], "checks": []},
-    "corpus_snapshot": {"group": "corpus", "deps": ["corpus_files"], "partitions": None,
-                        "checks": ["counts_add_up", "document_ids_unique"]},
+    "chunker_settings": {
+        "group": "sources",
+        "deps": [],
+        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "checks": [],
+    },
+    "corpus_snapshot": {
+        "group": "corpus",
+        "deps": ["corpus_files"],
+        "partitions": None,
+        "checks": ["counts_add_up", "document_ids_unique"],
+    },
     "ground_truth": {
-        "group": "corpus", "deps": ["corpus_snapshot"], "partitions": None,
+        "group": "corpus",
+        "deps": ["corpus_snapshot"],
+        "partitions": None,
         "checks": ["needles_unique_outside_headings"],
     },
     "chunk_sets": {
-        "group": "chunking", "deps": ["chunker_settings", "corpus_snapshot", "ground_truth"],
+        "group": "chunking",
+        "deps": ["chunker_settings", "corpus_snapshot", "ground_truth"],
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": ["chunk_ids_unique", "every_ok_document_chunked", "offsets_slice_back"],
     },
     "embeddings": {
-        "group": "indexing", "deps": ["chunk_sets", "embedding_model"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "group": "indexing",
+        "deps": ["chunk_sets", "embedding_model"],
+        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": ["single_model_identity", "unit_norm_and_distance_identity"],
     },
     "bm25_index": {
-        "group": "indexing", "deps": ["chunk_sets"], "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "group": "indexing",
+        "deps": ["chunk_sets"],
+        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": [],
     },
     "retrieval_runs": {
-        "group": "evaluation", "deps": ["bm25_index", "chunk_sets", "embeddings", "ground_truth"], "partitions": None,
+        "group": "evaluation",
+        "deps": ["bm25_index", "chunk_sets", "embeddings", "ground_truth"],
+        "partitions": None,
         "checks": [],
     },
     "query_hits": {
-        "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
+        "group": "evaluation",
+        "deps": ["chunk_sets", "ground_truth", "retrieval_runs"],
+        "partitions": None,
+        "checks": [],
     },
     "evaluation_tables": {
-        "group": "evaluation", "deps": ["query_hits", "retrieval_runs"], "partitions": None, "checks": [],
+        "group": "evaluation",
+        "deps": ["query_hits", "retrieval_runs"],
+        "partitions": None,
+        "checks": [],
     },
     "significance_report": {
-        "group": "evaluation", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
+        "group": "evaluation",
+        "deps": ["evaluation_tables", "query_hits"],
+        "partitions": None,
+        "checks": [],
     },
     "refusal_sweep": {
-        "group": "evaluation", "deps": ["chunk_sets", "ground_truth", "retrieval_runs"], "partitions": None, "checks": [],
+        "group": "evaluation",
+        "deps": ["chunk_sets", "ground_truth", "retrieval_runs"],
+        "partitions": None,
+        "checks": [],
     },
     "generation_eval": {
-        "group": "evaluation", "deps": ["bm25_index", "chunk_sets", "corpus_snapshot", "embeddings", "ground_truth",
-                                        "retrieval_runs"], "partitions": None, "checks": [],
+        "group": "evaluation",
+        "deps": ["bm25_index", "chunk_sets", "corpus_snapshot", "embeddings", "ground_truth", "retrieval_runs"],
+        "partitions": None,
+        "checks": [],
     },
     "evaluation_history": {
-        "group": "nightly", "deps": ["evaluation_tables", "query_hits"], "partitions": None, "checks": [],
+        "group": "nightly",
+        "deps": ["evaluation_tables", "query_hits"],
+        "partitions": None,
+        "checks": [],
     },
     "regression_report": {
-        "group": "nightly", "deps": ["evaluation_history"], "partitions": None, "checks": ["no_significant_regression"],
+        "group": "nightly",
+        "deps": ["evaluation_history"],
+        "partitions": None,
+        "checks": ["no_significant_regression"],
     },
 }
 
@@ -90,6 +128,18 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
         ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
         ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
-        ("downstream of partitions", ["retrieval_runs", "generation_eval", "query_hits", "refusal_sweep", "evaluation_tables",
-                                      "evaluation_history", "significance_report", "regression_report"], None),
+        (
+            "downstream of partitions",
+            [
+                "retrieval_runs",
+                "generation_eval",
+                "query_hits",
+                "refusal_sweep",
+                "evaluation_tables",
+                "evaluation_history",
+                "significance_report",
+                "regression_report",
+            ],
+            None,
+        ),
     ]

@@ -1,7 +1,6 @@
 import json
 
 from rag_assets.ingest import corpus
-
 from rag_assets.ingest import ground_truth as gt
 
 
@@ -84,7 +83,11 @@ def test_sample_is_seeded_stable_and_keeps_all_phrasings(tiny_dataset):
     for qid in first["question_id"].unique():
         assert (first["question_id"] == qid).sum() == (truth["question_id"] == qid).sum()
     # removing an unsampled question does not change which others are sampled
-    dropped = next(q for q in truth.loc[truth["kind"] == "answerable", "question_id"].unique() if q not in set(first["question_id"]))
+    dropped = next(
+        q
+        for q in truth.loc[truth["kind"] == "answerable", "question_id"].unique()
+        if q not in set(first["question_id"])
+    )
     assert gt.sample(truth[truth["question_id"] != dropped], spec).equals(first)
     assert len(gt.sample(truth, gt.FULL)) == len(truth)
     assert gt.ground_truth_hash(first) == gt.ground_truth_hash(again) != gt.ground_truth_hash(truth)

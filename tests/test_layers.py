@@ -27,9 +27,12 @@ def modules(under: Path):
 def test_no_module_outside_defs_and_the_shell_imports_dagster_or_them():
     core = [(parts, found) for parts, found in modules(PACKAGE) if parts[0] not in ("defs", "app")]
     assert len(core) > 30  # the scan sees the whole core
-    offenders = {"/".join(parts): sorted(i for i in found if i.split(".")[0] == "dagster"
-                                         or i.startswith(("rag_assets.defs", "rag_assets.app")))
-                 for parts, found in core}
+    offenders = {
+        "/".join(parts): sorted(
+            i for i in found if i.split(".")[0] == "dagster" or i.startswith(("rag_assets.defs", "rag_assets.app"))
+        )
+        for parts, found in core
+    }
     assert {m: i for m, i in offenders.items() if i} == {}
 
 
@@ -45,5 +48,8 @@ def test_asset_modules_import_only_glue_from_defs():
 
 
 def test_the_definitions_do_not_import_the_shell():
-    assert {"/".join(p): sorted(i for i in f if i.startswith("rag_assets.app"))
-            for p, f in modules(PACKAGE / "defs") if any(i.startswith("rag_assets.app") for i in f)} == {}
+    assert {
+        "/".join(p): sorted(i for i in f if i.startswith("rag_assets.app"))
+        for p, f in modules(PACKAGE / "defs")
+        if any(i.startswith("rag_assets.app") for i in f)
+    } == {}

@@ -5,12 +5,12 @@ import dataclasses
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
 
+from rag_assets.app.plan import materialization_steps
+from rag_assets.app.serving import stale_resolver
 from rag_assets.chunking import strategies
 from rag_assets.defs import build_definitions
-from rag_assets.app.plan import materialization_steps
-from rag_assets.defs.resources import EmbedderResource
-from rag_assets.app.serving import stale_resolver
 from rag_assets.defs.external_sources import record_source_versions
+from rag_assets.defs.resources import EmbedderResource
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 STRATEGIES = ["A", "C"]
@@ -23,7 +23,7 @@ def _stale(defs, instance) -> dict[str, list[str]]:
     out = {}
     for key in graph.materializable_asset_keys:
         node = graph.get(key)
-        for partition in (STRATEGIES if node.partitions_def else [None]):
+        for partition in STRATEGIES if node.partitions_def else [None]:
             if resolver.get_status(key, partition).value == "STALE":
                 name = key.to_user_string() + (f"[{partition}]" if partition else "")
                 out[name] = sorted({c.reason for c in resolver.get_stale_causes(key, partition)})
@@ -48,8 +48,9 @@ def built(tiny_dataset, tmp_path):
         record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
         job = defs.resolve_implicit_global_asset_job_def()
         for step in materialization_steps(defs, STRATEGIES):
-            assert job.execute_in_process(instance=instance, asset_selection=list(step.keys),
-                                          partition_key=step.partition_key, run_config=QUIET).success
+            assert job.execute_in_process(
+                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key, run_config=QUIET
+            ).success
         first = evaluate_automation_conditions(defs=defs, instance=instance)
         assert first.total_requested == 0 and _stale(defs, instance) == {}
         yield defs, instance, first.cursor, tiny_dataset
@@ -65,18 +66,28 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"corpus_snapshot", "ground_truth"}
     job = defs.resolve_implicit_global_asset_job_def()
-    job.execute_in_process(instance=instance, asset_selection=[AssetKey("corpus_snapshot"), AssetKey("ground_truth")], run_config=QUIET)
+    job.execute_in_process(
+        instance=instance, asset_selection=[AssetKey("corpus_snapshot"), AssetKey("ground_truth")], run_config=QUIET
+    )
     # the next tick carries the change across the partitions boundary: every strategy's chunk set
     # and, in the same runs, its embeddings and BM25 index; the evaluation layer waits for them
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-    assert _requested(tick) == {f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in strategies.STRATEGIES}
+    assert _requested(tick) == {
+        f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in strategies.STRATEGIES
+    }
 
 
 def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_path):
     defs, instance, cursor, dataset = built
-    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False,
-                              embedder=EmbedderResource(model_name="another/embedding-model"))
-    assert record_source_versions(instance, other.resources["dataset"], other.resources["embedder"]) == ["embedding_model"]
+    other = build_definitions(
+        data_dir=tmp_path / "data",
+        dataset_dir=dataset,
+        llm=False,
+        embedder=EmbedderResource(model_name="another/embedding-model"),
+    )
+    assert record_source_versions(instance, other.resources["dataset"], other.resources["embedder"]) == [
+        "embedding_model"
+    ]
     assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
     assert _requested(tick) == {"embeddings[A]", "embeddings[C]"}
@@ -85,7 +96,9 @@ def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
     defs, instance, cursor, _ = built
     monkeypatch.setitem(strategies.STRATEGIES, "C", dataclasses.replace(strategies.STRATEGIES["C"], target=400))
-    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == ["chunker_settings[C]"]
+    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == [
+        "chunker_settings[C]"
+    ]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]"}

@@ -3,17 +3,17 @@
 import json
 
 import pandas as pd
-import pytest
 import pyarrow.parquet as pq
+import pytest
 from dagster import AssetKey, DagsterInstance, instance_for_test
 
 from rag_assets.answering import scoring
-from rag_assets.chunking.strategies import CHUNK_COLUMNS, STRATEGIES
 from rag_assets.answering.citations import fragment_range
 from rag_assets.app.cli import main
+from rag_assets.app.plan import materialization_steps
+from rag_assets.chunking.strategies import CHUNK_COLUMNS, STRATEGIES
 from rag_assets.defs import build_definitions
 from rag_assets.defs.evaluation_assets import check_same_inputs
-from rag_assets.app.plan import materialization_steps
 
 CONTRACT = {
     "corpus_snapshot": ["document_id", "title", "path", "text", "sha256", "status", "error"],
@@ -25,7 +25,9 @@ def _materialize_all(defs, instance):
     job = defs.resolve_implicit_global_asset_job_def()
     results = []
     for step in materialization_steps(defs, list(STRATEGIES)):
-        result = job.execute_in_process(instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key)
+        result = job.execute_in_process(
+            instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key
+        )
         assert result.success
         results.append(result)
     return results
@@ -79,13 +81,26 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert llm["reranker_model"].str.startswith("HuggingFaceTB/SmolLM2-135M-Instruct").all()
         assert len(runs) == len(truth) * len(STRATEGIES) * 3 + len(llm)
         table = pd.read_parquet(data_dir / "assets" / "evaluation_tables.parquet")
-        assert {"strategy", "retriever", "metric", "value", "ci_low", "ci_high", "n_queries", "corpus_hash",
-                "ground_truth_hash", "model_id", "chunker"} <= set(table.columns)
+        assert {
+            "strategy",
+            "retriever",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            "n_queries",
+            "corpus_hash",
+            "ground_truth_hash",
+            "model_id",
+            "chunker",
+        } <= set(table.columns)
         assert (table.loc[table["metric"] == "recall", "n_queries"] == 4).all()  # answerable phrasings
         report = data_dir / "reports" / "significance_report.md"
         assert report.read_text().startswith("# Retrieval evaluation and significance")
         assert (data_dir / "reports" / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        rerank = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization.metadata["rerank"]
+        rerank = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization.metadata[
+            "rerank"
+        ]
         assert "no cross-encoder on this machine" in rerank.value
         significance = pd.read_parquet(data_dir / "assets" / "significance_report.parquet")
         llm_vs_hybrid = significance[significance["comparison"] == "LLM rerank vs hybrid (strategy E)"]
@@ -95,7 +110,9 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert sorted(answers["kind"]) == ["answerable"] * 3 + ["out_of_domain", "unanswerable"]
         assert answers.loc["q-passport#0", "refused"] and pd.isna(answers.loc["q-passport#0", "prompt"])
         for r in answers[~answers["refused"]].itertuples():  # the model saw sources; every citation slices its quote
-            assert "Answer the question in one short sentence" in r.prompt and r.prompt.endswith("According to source [")
+            assert "Answer the question in one short sentence" in r.prompt and r.prompt.endswith(
+                "According to source ["
+            )
             assert r.answer.startswith("According to source [") and r.generator.startswith("HuggingFaceTB/SmolLM2")
             for c in json.loads(r.sources):
                 start, end = fragment_range(c["fragment"])
@@ -123,10 +140,13 @@ def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
         data_dir = tmp_path / run
         with instance_for_test() as instance:
             _materialize_all(build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset), instance)
-        tables.append({
-            p.relative_to(data_dir): pd.read_parquet(p).filter(regex=r"^(?!.*_ms$)")
-            for p in sorted((data_dir / "assets").rglob("*.parquet")) if "evaluation_history" not in p.parts
-        })
+        tables.append(
+            {
+                p.relative_to(data_dir): pd.read_parquet(p).filter(regex=r"^(?!.*_ms$)")
+                for p in sorted((data_dir / "assets").rglob("*.parquet"))
+                if "evaluation_history" not in p.parts
+            }
+        )
     assert tables[0].keys() == tables[1].keys()
     for key in tables[0]:
         pd.testing.assert_frame_equal(tables[0][key], tables[1][key])
@@ -141,8 +161,19 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert "[1/4] unpartitioned roots: corpus_snapshot, ground_truth" in out
     assert "[4/4] downstream of partitions: retrieval_runs" in out
     assert "chunk_sets[E]:" in out and "all asset checks passed" in out
-    summary = out[out.index("chunk sets ("):].splitlines()
-    assert summary[1].split() == ["strategy", "chunks", "header", "share", "over", "window", "answers", "destroyed", "not", "citable"]
+    summary = out[out.index("chunk sets (") :].splitlines()
+    assert summary[1].split() == [
+        "strategy",
+        "chunks",
+        "header",
+        "share",
+        "over",
+        "window",
+        "answers",
+        "destroyed",
+        "not",
+        "citable",
+    ]
     assert [line.split()[0] for line in summary[2:4]] == ["A", "E"]
     assert (data_dir / "assets" / "chunk_sets" / "E.parquet").exists()
     assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
@@ -157,14 +188,17 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert answer["answer"] and answer["model"].startswith("HuggingFaceTB/SmolLM2")
     snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
     texts = dict(zip(snapshot["document_id"], snapshot["text"]))
-    assert answer["sources"] and all(texts[s["document_id"]][slice(*fragment_range(s["fragment"]))] == s["quote"]
-                                     for s in answer["sources"])
+    assert answer["sources"] and all(
+        texts[s["document_id"]][slice(*fragment_range(s["fragment"]))] == s["quote"] for s in answer["sources"]
+    )
     document = (tiny_dataset / "documents" / "guide.md").read_text()
     assert {c["index"] for c in answer["citations"]} <= {s["index"] for s in answer["sources"]}
     assert main([*ask, "How do I renew my passport?"]) == 0
     refused = json.loads(capsys.readouterr().out)
     assert refused["refused"] and refused["model"] is None and refused["nearest_distance"] > refused["threshold"]
-    assert main(["ask", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "How do I renew my passport?"]) == 0
+    assert (
+        main(["ask", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "How do I renew my passport?"]) == 0
+    )
     assert capsys.readouterr().out.startswith("NO ANSWER: no retrieved chunk is under the distance threshold")
     assert main([*ask, "--strategy", "B", "Which way should the inlet valve face?"]) == 2
     assert "chunk_sets[B] has never been materialised" in capsys.readouterr().err
@@ -184,19 +218,39 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
     asset materialises (zero rows where there is nothing) and every check passes."""
     from conftest import TINY_DOCS, TINY_QUESTIONS, write_dataset
 
-    docs = {"no documents": {}, "every document failed": {"a.md": b"\x00binary", "b.txt": b"  \n"},
-            "no questions": TINY_DOCS}[case]
+    docs = {
+        "no documents": {},
+        "every document failed": {"a.md": b"\x00binary", "b.txt": b"  \n"},
+        "no questions": TINY_DOCS,
+    }[case]
     (tmp_path / "dataset" / "documents").mkdir(parents=True)
     dataset = write_dataset(tmp_path / "dataset", docs, [] if case == "no questions" else TINY_QUESTIONS)
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         assert all(c.passed for r in results for c in r.get_asset_check_evaluations())
-        materialised = {k.to_user_string() for k, e in instance.get_latest_materialization_events(
-            list(defs.resolve_asset_graph().materializable_asset_keys)).items() if e}
-    assert materialised == {"corpus_snapshot", "ground_truth", "chunk_sets", "embeddings", "bm25_index", "retrieval_runs",
-                            "query_hits", "evaluation_tables", "significance_report", "refusal_sweep", "generation_eval",
-                            "evaluation_history", "regression_report"}
+        materialised = {
+            k.to_user_string()
+            for k, e in instance.get_latest_materialization_events(
+                list(defs.resolve_asset_graph().materializable_asset_keys)
+            ).items()
+            if e
+        }
+    assert materialised == {
+        "corpus_snapshot",
+        "ground_truth",
+        "chunk_sets",
+        "embeddings",
+        "bm25_index",
+        "retrieval_runs",
+        "query_hits",
+        "evaluation_tables",
+        "significance_report",
+        "refusal_sweep",
+        "generation_eval",
+        "evaluation_history",
+        "regression_report",
+    }
     if case != "no questions":
         assert pd.read_parquet(tmp_path / "data" / "assets" / "chunk_sets" / "C.parquet").empty
     assert pd.read_parquet(tmp_path / "data" / "assets" / "query_hits.parquet").empty

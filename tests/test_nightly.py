@@ -1,15 +1,13 @@
 """Nightly evaluation: the schedule's tick, the history, and the regression comparison."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 from dagster import AssetKey, DagsterInstance, build_schedule_context, instance_for_test
 
-from rag_assets.evaluation import history
-
-from rag_assets.evaluation import regression
 from rag_assets.app.cli import main
 from rag_assets.defs import defs
+from rag_assets.evaluation import history, regression
 
 INPUTS = {"corpus_hash": "c1", "model_id": "m1", "chunker": "{}", "ground_truth_hash": "g1", "bm25": "{}"}
 
@@ -19,18 +17,34 @@ def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
     assert schedule.cron_schedule == "0 2 * * *" and schedule.execution_timezone == "UTC"
     assert schedule.default_status.value == "RUNNING"
     with instance_for_test() as instance:
-        context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc))
+        context = build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
+        )
         result = schedule.evaluate_tick(context)
     assert len(result.run_requests) == 1
     job = defs.resolve_job_def(schedule.job_name)
     selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
-    assert selected == {"retrieval_runs", "query_hits", "evaluation_tables", "significance_report", "refusal_sweep",
-                        "generation_eval", "evaluation_history", "regression_report"}
+    assert selected == {
+        "retrieval_runs",
+        "query_hits",
+        "evaluation_tables",
+        "significance_report",
+        "refusal_sweep",
+        "generation_eval",
+        "evaluation_history",
+        "regression_report",
+    }
 
 
 def _hits(ranks, strategy="C", retriever="dense"):
-    return pd.DataFrame({"query_id": [f"q{i}" for i in range(len(ranks))], "strategy": strategy,
-                         "retriever": retriever, "hit_rank": pd.array(ranks, dtype="Int64")})
+    return pd.DataFrame(
+        {
+            "query_id": [f"q{i}" for i in range(len(ranks))],
+            "strategy": strategy,
+            "retriever": retriever,
+            "hit_rank": pd.array(ranks, dtype="Int64"),
+        }
+    )
 
 
 def test_a_significant_loss_is_flagged_and_noise_is_not():
@@ -54,8 +68,20 @@ def test_different_inputs_are_named_not_compared():
 
 def test_history_entries_are_dated_ordered_and_carry_provenance(tmp_path):
     hits = _hits([1, None])
-    first = history.append(tmp_path, hits, {**INPUTS, "code_version": "v"}, "run-aaaaaaaa", datetime(2026, 11, 30, 2, 0, tzinfo=timezone.utc))
-    second = history.append(tmp_path, hits, {**INPUTS, "code_version": "v"}, "run-bbbbbbbb", datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc))
+    first = history.append(
+        tmp_path,
+        hits,
+        {**INPUTS, "code_version": "v"},
+        "run-aaaaaaaa",
+        datetime(2026, 11, 30, 2, 0, tzinfo=UTC),
+    )
+    second = history.append(
+        tmp_path,
+        hits,
+        {**INPUTS, "code_version": "v"},
+        "run-bbbbbbbb",
+        datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
+    )
     assert history.entries(tmp_path) == [first, second]
     assert first.parent.name == "date=2026-11-30"
     entry = pd.read_parquet(second)

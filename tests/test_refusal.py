@@ -4,23 +4,30 @@ import pandas as pd
 import pytest
 
 from rag_assets.answering import refusal
-
-from rag_assets.evaluation import significance
 from rag_assets.app.cli import main
+from rag_assets.evaluation import significance
 
-TRUTH = pd.DataFrame({
-    "query_id": ["a1", "a2", "u1", "o1"],
-    "kind": ["answerable", "answerable", "unanswerable", "out_of_domain"],
-    "needle": ["the valve faces north", "filter every 300 hours", None, None],
-    "query": ["valve direction?", "filter interval?", "pump colour?", "renew my passport"],
-})
-TEXTS = {"c1": "Note: the valve faces north.", "c2": "Replace the filter every 300 hours.", "c3": "Pumps and valves.",
-         "c4": "Passport renewal is not covered by this pump manual."}
-RUNS = pd.DataFrame({
-    "query_id": ["a1", "a2", "u1", "o1"],
-    "chunk_ids": [["c1", "c3"], ["c3", "c2"], ["c3", "c1"], ["c4", "c3"]],
-    "distances": [[0.30, 0.50], [0.40, 0.55], [0.45, 0.60], [0.62, 0.80]],
-})
+TRUTH = pd.DataFrame(
+    {
+        "query_id": ["a1", "a2", "u1", "o1"],
+        "kind": ["answerable", "answerable", "unanswerable", "out_of_domain"],
+        "needle": ["the valve faces north", "filter every 300 hours", None, None],
+        "query": ["valve direction?", "filter interval?", "pump colour?", "renew my passport"],
+    }
+)
+TEXTS = {
+    "c1": "Note: the valve faces north.",
+    "c2": "Replace the filter every 300 hours.",
+    "c3": "Pumps and valves.",
+    "c4": "Passport renewal is not covered by this pump manual.",
+}
+RUNS = pd.DataFrame(
+    {
+        "query_id": ["a1", "a2", "u1", "o1"],
+        "chunk_ids": [["c1", "c3"], ["c3", "c2"], ["c3", "c1"], ["c4", "c3"]],
+        "distances": [[0.30, 0.50], [0.40, 0.55], [0.45, 0.60], [0.62, 0.80]],
+    }
+)
 
 
 def test_gate_keeps_at_most_four_chunks_strictly_under_the_threshold():
@@ -29,7 +36,9 @@ def test_gate_keeps_at_most_four_chunks_strictly_under_the_threshold():
 
 
 def test_sweep_counts_by_hand():
-    sweep = refusal.outcomes(RUNS, TRUTH, TEXTS, thresholds=[0.35, 0.5, 0.7]).set_index(["threshold", "group", "outcome"])
+    sweep = refusal.outcomes(RUNS, TRUTH, TEXTS, thresholds=[0.35, 0.5, 0.7]).set_index(
+        ["threshold", "group", "outcome"]
+    )
     # 0.35: only a1 keeps c1 (with its needle); everything else is refused
     assert sweep.loc[(0.35, "answerable", "answered with the needle"), "count"] == 1
     assert sweep.loc[(0.35, "answerable", "refused"), "count"] == 1
@@ -59,11 +68,15 @@ def test_refusal_sweep_through_the_graph(tiny_dataset, tmp_path, monkeypatch):
     for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
         monkeypatch.setenv(var, "unset")
     data_dir = tmp_path / "data"
-    assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]) == 0
+    assert (
+        main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]) == 0
+    )
     sweep = pd.read_parquet(data_dir / "assets" / "refusal_sweep.parquet")
     assert set(sweep["group"]) == {"answerable", "unanswerable", "out_of_domain"}
     per = sweep.groupby(["threshold", "group"])["count"].sum().unstack()
     assert (per["answerable"] == 4).all() and (per["unanswerable"] == 1).all() and (per["out_of_domain"] == 1).all()
-    refused = sweep[(sweep["group"] == "out_of_domain") & (sweep["outcome"] == "refused")].set_index("threshold")["count"]
+    refused = sweep[(sweep["group"] == "out_of_domain") & (sweep["outcome"] == "refused")].set_index("threshold")[
+        "count"
+    ]
     assert refused.is_monotonic_decreasing and refused.iloc[0] == 1
     assert (data_dir / "reports" / "refusal_distances.png").read_bytes()[:4] == b"\x89PNG"

@@ -16,18 +16,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
 
-from rag_assets.chunking import strategies
 from rag_assets.app.cli import main
-from rag_assets.defs import build_definitions
 from rag_assets.app.plan import materialization_steps
+from rag_assets.chunking import strategies
+from rag_assets.defs import build_definitions
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex
-from rag_assets.retrieval.embedding import Embedder
-from rag_assets.layout import DataDir
-
-from conftest import write_dataset
 
 QUESTION = "How do I renew my passport?"  # refused by the gate: the whole index is read, no generator loaded
 RUN = ["--strategies", "E", "--no-llm"]
@@ -79,14 +78,20 @@ def test_a_healthy_index_is_served(copy, capsys):
     assert code == 0 and answer["refused"] and 0 < answer["nearest_distance"] < 2
 
 
-@pytest.mark.parametrize("damage, names", [
-    (lambda d: d.table("embeddings", "E").unlink(), "embeddings[E] cannot be read"),
-    (lambda d: d.table("chunk_sets", "E").write_bytes(d.table("chunk_sets", "E").read_bytes()[:300]), "chunk_sets[E] cannot be read"),
-    (lambda d: d.table("corpus_snapshot").unlink(), "corpus_snapshot cannot be read"),
-    (lambda d: shutil.rmtree(d.bm25("E")), "bm25_index[E] cannot be read"),
-    (lambda d: (d.bm25("E") / "params.index.json").write_text("{not json"), "bm25_index[E] cannot be read"),
-    (lambda d: (d.bm25("E") / "data.csc.index.npy").write_bytes(b"\x93NUMPY"), "bm25_index[E] cannot be read"),
-])
+@pytest.mark.parametrize(
+    "damage, names",
+    [
+        (lambda d: d.table("embeddings", "E").unlink(), "embeddings[E] cannot be read"),
+        (
+            lambda d: d.table("chunk_sets", "E").write_bytes(d.table("chunk_sets", "E").read_bytes()[:300]),
+            "chunk_sets[E] cannot be read",
+        ),
+        (lambda d: d.table("corpus_snapshot").unlink(), "corpus_snapshot cannot be read"),
+        (lambda d: shutil.rmtree(d.bm25("E")), "bm25_index[E] cannot be read"),
+        (lambda d: (d.bm25("E") / "params.index.json").write_text("{not json"), "bm25_index[E] cannot be read"),
+        (lambda d: (d.bm25("E") / "data.csc.index.npy").write_bytes(b"\x93NUMPY"), "bm25_index[E] cannot be read"),
+    ],
+)
 def test_a_damaged_index_is_refused_in_one_line_naming_the_asset(copy, capsys, damage, names):
     dataset, data_dir = copy
     damage(DataDir(data_dir))
@@ -97,8 +102,11 @@ def test_a_damaged_index_is_refused_in_one_line_naming_the_asset(copy, capsys, d
 
 def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
     dataset, data_dir = copy
-    for extra, message in ((["--threshold", "nan"], "between 0 and 2"), (["--threshold", "-1"], "between 0 and 2"),
-                           (["--strategy", "Z"], "invalid choice: 'Z'")):
+    for extra, message in (
+        (["--threshold", "nan"], "between 0 and 2"),
+        (["--threshold", "-1"], "between 0 and 2"),
+        (["--strategy", "Z"], "invalid choice: 'Z'"),
+    ):
         code, out, err = ask(capsys, dataset, data_dir, *extra)
         assert code == 2 and out == "" and message in err and "Traceback" not in err
     code, _, err = ask(capsys, tmp_path / "no-dataset", data_dir)
@@ -112,13 +120,25 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
 def test_ask_answers_from_a_read_only_data_dir(copy, tmp_path):
     """The data dir is mounted read-only (a private mount namespace as root; file modes otherwise)."""
     dataset, data_dir = copy
-    cmd = [sys.executable, "-m", "rag_assets.app.cli", "ask", "--dataset", str(dataset), "--data-dir", str(data_dir),
-           "--json", QUESTION]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rag_assets.app.cli",
+        "ask",
+        "--dataset",
+        str(dataset),
+        "--data-dir",
+        str(data_dir),
+        "--json",
+        QUESTION,
+    ]
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
     before = sorted((str(p), p.stat().st_mtime_ns) for p in data_dir.rglob("*"))
     if os.geteuid() == 0:
-        mount = f"mount --bind {data_dir} {data_dir} && mount -o remount,ro,bind {data_dir} && exec \"$@\""
-        result = subprocess.run(["unshare", "--mount", "sh", "-c", mount, "sh", *cmd], env=env, capture_output=True, text=True)
+        mount = f'mount --bind {data_dir} {data_dir} && mount -o remount,ro,bind {data_dir} && exec "$@"'
+        result = subprocess.run(
+            ["unshare", "--mount", "sh", "-c", mount, "sh", *cmd], env=env, capture_output=True, text=True
+        )
     else:
         subprocess.run(["chmod", "-R", "a-w", str(data_dir)], check=True)
         result = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -133,10 +153,14 @@ def poison_embedding_cache(data_dir: Path) -> None:
     folder = next(DataDir(data_dir).embedding_cache.iterdir())
     shards = [pq.read_table(p) for p in sorted(folder.glob("shard-*.parquet"))]
     keys = [k for t in shards for k in t.column("key").to_pylist()]
-    vectors = np.roll(np.concatenate([np.stack(t.column("vector").to_numpy(zero_copy_only=False)) for t in shards]), 1, axis=0)
+    vectors = np.roll(
+        np.concatenate([np.stack(t.column("vector").to_numpy(zero_copy_only=False)) for t in shards]), 1, axis=0
+    )
     flat = pa.array(vectors.astype(np.float32).ravel())
-    pq.write_table(pa.table({"key": keys, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}),
-                   folder / f"shard-{time.time_ns()}-0.parquet")
+    pq.write_table(
+        pa.table({"key": keys, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}),
+        folder / f"shard-{time.time_ns()}-0.parquet",
+    )
 
 
 def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, set[str]]:
@@ -146,8 +170,13 @@ def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, s
     job = defs.resolve_implicit_global_asset_job_def()
     with DagsterInstance.from_config(str(DataDir(data_dir).dagster_home)) as instance:
         cursor = evaluate_automation_conditions(defs=defs, instance=instance).cursor
-        ok = job.execute_in_process(instance=instance, asset_selection=[AssetKey("embeddings")], partition_key="E",
-                                    raise_on_error=False, run_config=QUIET).success
+        ok = job.execute_in_process(
+            instance=instance,
+            asset_selection=[AssetKey("embeddings")],
+            partition_key="E",
+            raise_on_error=False,
+            run_config=QUIET,
+        ).success
         tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     return ok, {r.key.to_user_string() for r in tick.results if not r.true_subset.is_empty}
 
@@ -166,15 +195,27 @@ def test_a_failed_blocking_check_stops_its_run_before_anything_downstream(tiny_d
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
-        results = [job.execute_in_process(instance=instance, asset_selection=list(step.keys), raise_on_error=False,
-                                          partition_key=step.partition_key, run_config=QUIET)
-                   for step in materialization_steps(defs, ["C"])[:2]]
+        results = [
+            job.execute_in_process(
+                instance=instance,
+                asset_selection=list(step.keys),
+                raise_on_error=False,
+                partition_key=step.partition_key,
+                run_config=QUIET,
+            )
+            for step in materialization_steps(defs, ["C"])[:2]
+        ]
         assert results[0].success and not results[1].success
         checks = {c.check_name: c.passed for c in results[1].get_asset_check_evaluations()}
-        built_ = {e.event_specific_data.materialization.asset_key.to_user_string()
-                  for e in results[1].get_asset_materialization_events()}
+        built_ = {
+            e.event_specific_data.materialization.asset_key.to_user_string()
+            for e in results[1].get_asset_materialization_events()
+        }
     assert checks["offsets_slice_back"] is False and built_ == {"chunk_sets"}
-    assert not DataDir(tmp_path / "data").table("embeddings", "C").exists() and not DataDir(tmp_path / "data").bm25("C").exists()
+    assert (
+        not DataDir(tmp_path / "data").table("embeddings", "C").exists()
+        and not DataDir(tmp_path / "data").bm25("C").exists()
+    )
 
 
 def test_a_failed_blocking_check_stops_everything_downstream_and_the_index_is_refused(built, tmp_path, capsys):
@@ -205,7 +246,9 @@ def test_vectors_are_refused_for_edited_chunk_texts_under_the_same_ids(built):
     ChunkIndex.from_tables("E", chunks, vectors, bm25, identity)  # as materialised: served
     edited = chunks.assign(text=chunks["text"].where(chunks.index != 0, chunks["text"] + " An edited sentence."))
     assert edited["chunk_id"].tolist() == chunks["chunk_id"].tolist()  # ids are positional: they survive the edit
-    with pytest.raises(ValueError, match=r"computed for another version of chunk_sets\[E\] \(chunk ids or texts differ\)"):
+    with pytest.raises(
+        ValueError, match=r"computed for another version of chunk_sets\[E\] \(chunk ids or texts differ\)"
+    ):
         ChunkIndex.from_tables("E", edited, vectors, bm25, identity)
 
 
@@ -233,9 +276,24 @@ def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(b
     dataset, _ = built
     data_dir = tmp_path / "data"
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    first = subprocess.Popen([sys.executable, "-m", "rag_assets.app.cli", "run", "--dataset", str(dataset),
-                              "--data-dir", str(data_dir), *RUN], env=env, start_new_session=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rag_assets.app.cli",
+            "run",
+            "--dataset",
+            str(dataset),
+            "--data-dir",
+            str(data_dir),
+            *RUN,
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     home = DataDir(data_dir).dagster_home
 
     def started_runs():

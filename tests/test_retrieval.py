@@ -5,21 +5,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import WordOverlapScorer
 from rank_bm25 import BM25Okapi
 
-from rag_assets.ingest import corpus
-
-from rag_assets.retrieval import dense
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.dataset import BUNDLED_DATASET
+from rag_assets.retrieval import dense
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.fusion import rrf
 from rag_assets.retrieval.lexical import BM25Index, BM25Settings, IndexUnreadable, Tokenizer
 from rag_assets.retrieval.rerank import find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries
-
-from conftest import WordOverlapScorer
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +56,9 @@ def test_lucene_variant_matches_its_formula_by_hand():
     idf_red = math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
     idf_pump = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))
     tf = lambda f, dl: f / (f + k1 * (1 - b + b * dl / avgdl))  # noqa: E731
-    assert index.scores("red pump") == pytest.approx([idf_red * tf(2, 3) + idf_pump * tf(1, 3), idf_pump * tf(1, 2), 0.0])
+    assert index.scores("red pump") == pytest.approx(
+        [idf_red * tf(2, 3) + idf_pump * tf(1, 3), idf_pump * tf(1, 2), 0.0]
+    )
     assert index.scores("nothing matches").tolist() == [0.0, 0.0, 0.0]
 
 
@@ -116,8 +116,12 @@ def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):
     chunks, truth = bundled
     chunks = chunks.head(120)
     vectors = embedder.encode(chunks["text"].tolist())
-    index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors, BM25Index.build(chunks["text"].tolist()))
-    queries = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["Who was the Norse leader?", "When were the Normans in Normandy?"]})
+    index = ChunkIndex(
+        "C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors, BM25Index.build(chunks["text"].tolist())
+    )
+    queries = pd.DataFrame(
+        {"query_id": ["q1", "q2"], "query": ["Who was the Norse leader?", "When were the Normans in Normandy?"]}
+    )
     qv = embedder.encode(queries["query"].tolist())
     runs = run_queries(index, queries, qv, np.array([1.0, 2.0]), [WordOverlapScorer()], depth=50)
     assert runs.groupby("query_id")["retriever"].apply(list).tolist() == [["dense", "bm25", "hybrid", "rerank"]] * 2
@@ -151,9 +155,16 @@ def test_hybrid_keeps_dense_nearest_chunk_so_the_gate_refuses_alike(embedder, bu
     with hybrid and refusal_sweep measures dense."""
     chunks, truth = bundled
     chunks = chunks.head(300)
-    index = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(),
-                       embedder.encode(chunks["text"].tolist()), BM25Index.build(chunks["text"].tolist()))
+    index = ChunkIndex(
+        "C",
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        embedder.encode(chunks["text"].tolist()),
+        BM25Index.build(chunks["text"].tolist()),
+    )
     queries = truth.drop_duplicates("question_id").head(80)[["query_id", "query"]]
     runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)), depth=depth)
-    nearest = runs.assign(nearest=runs["distances"].apply(min)).pivot(index="query_id", columns="retriever", values="nearest")
+    nearest = runs.assign(nearest=runs["distances"].apply(min)).pivot(
+        index="query_id", columns="retriever", values="nearest"
+    )
     assert len(nearest) == 80 and (nearest["hybrid"] == nearest["dense"]).all()

@@ -4,28 +4,50 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.ingest import corpus
-
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.app.cli import main
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT
 
 SQUAD = {
     "version": "v2.0",
-    "data": [{
-        "title": "Pump_history",
-        "paragraphs": [{
-            "context": "The first pumps were built in Egypt. Dr. Smith improved them in 1850. They are still used today.",
-            "qas": [
-                {"id": "s1", "question": "Where were the first pumps built?", "is_impossible": False,
-                 "answers": [{"text": "Egypt", "answer_start": 30}, {"text": "in Egypt", "answer_start": 27}]},
-                {"id": "s2", "question": "When did Smith improve them?", "is_impossible": False,
-                 "answers": [{"text": "1850", "answer_start": 64}]},
-                {"id": "s3", "question": "Who broke the pumps?", "is_impossible": True, "answers": [],
-                 "plausible_answers": [{"text": "Smith", "answer_start": 41}]},
+    "data": [
+        {
+            "title": "Pump_history",
+            "paragraphs": [
+                {
+                    "context": (
+                        "The first pumps were built in Egypt. Dr. Smith improved them in 1850. "
+                        "They are still used today."
+                    ),
+                    "qas": [
+                        {
+                            "id": "s1",
+                            "question": "Where were the first pumps built?",
+                            "is_impossible": False,
+                            "answers": [
+                                {"text": "Egypt", "answer_start": 30},
+                                {"text": "in Egypt", "answer_start": 27},
+                            ],
+                        },
+                        {
+                            "id": "s2",
+                            "question": "When did Smith improve them?",
+                            "is_impossible": False,
+                            "answers": [{"text": "1850", "answer_start": 64}],
+                        },
+                        {
+                            "id": "s3",
+                            "question": "Who broke the pumps?",
+                            "is_impossible": True,
+                            "answers": [],
+                            "plausible_answers": [{"text": "Smith", "answer_start": 41}],
+                        },
+                    ],
+                }
             ],
-        }],
-    }],
+        }
+    ],
 }
 
 
@@ -43,7 +65,13 @@ def test_import_writes_documents_needles_and_unanswerables(tmp_path):
     assert by_id["s1"]["answers"] == ["Egypt", "in Egypt"]
     # "Dr." does not end a sentence: the needle is the whole sentence holding the answer
     assert by_id["s2"]["needle"] == "Dr. Smith improved them in 1850."
-    assert by_id["s3"] == {"id": "s3", "phrasings": ["Who broke the pumps?"], "needle": None, "kind": "unanswerable", "answers": []}
+    assert by_id["s3"] == {
+        "id": "s3",
+        "phrasings": ["Who broke the pumps?"],
+        "needle": None,
+        "kind": "unanswerable",
+        "answers": [],
+    }
     truth, rejects = gt.validate(records, corpus.snapshot(out / "documents"))
     assert rejects.empty and truth["question_id"].nunique() == 3
 
@@ -63,11 +91,22 @@ SHARED_SAMPLE = PROJECT_ROOT.parent / "shared" / "datasets" / "squad-v2-dev-samp
 @pytest.mark.skipif(not SHARED_SAMPLE.exists(), reason="the shared SQuAD sample is not beside this checkout")
 def test_bundled_corpus_is_exactly_what_the_importer_builds(tmp_path):
     out = tmp_path / "rebuilt"
-    main(["import", "squad", str(SHARED_SAMPLE), "--out", str(out),
-          "--extra-questions", str(PROJECT_ROOT / "data" / "sources" / "squad_out_of_domain.jsonl")])
+    main(
+        [
+            "import",
+            "squad",
+            str(SHARED_SAMPLE),
+            "--out",
+            str(out),
+            "--extra-questions",
+            str(PROJECT_ROOT / "data" / "sources" / "squad_out_of_domain.jsonl"),
+        ]
+    )
     cmp = filecmp.dircmp(out / "documents", BUNDLED_DATASET / "documents")
     assert not cmp.left_only and not cmp.right_only
-    assert all(filecmp.cmp(out / "documents" / f, BUNDLED_DATASET / "documents" / f, shallow=False) for f in cmp.common_files)
+    assert all(
+        filecmp.cmp(out / "documents" / f, BUNDLED_DATASET / "documents" / f, shallow=False) for f in cmp.common_files
+    )
     assert filecmp.cmp(out / "questions.jsonl", BUNDLED_DATASET / "questions.jsonl", shallow=False)
 
 

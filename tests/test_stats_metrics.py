@@ -6,13 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets.evaluation import metric_tables
-
-from rag_assets.evaluation import comparisons
-
-from rag_assets.evaluation import significance
-from rag_assets.retrieval.fusion import rrf
+from rag_assets.evaluation import comparisons, metric_tables, significance
 from rag_assets.evaluation.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
+from rag_assets.retrieval.fusion import rrf
 
 
 def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
@@ -24,8 +20,9 @@ def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
     assert all(math.isnan(x) for x in significance.wilson(0, 0))
 
 
-@pytest.mark.parametrize("wins,losses,p", [(8, 6, 0.79), (9, 7, 0.80), (18, 3, 0.0015), (12, 2, 0.0129),
-                                           (10, 3, 0.09), (10, 6, 0.45)])
+@pytest.mark.parametrize(
+    "wins,losses,p", [(8, 6, 0.79), (9, 7, 0.80), (18, 3, 0.0015), (12, 2, 0.0129), (10, 3, 0.09), (10, 6, 0.45)]
+)
 def test_sign_test_reproduces_the_chapters_p_values(wins, losses, p):
     digits = len(str(p).split(".")[1])
     assert round(significance.sign_test(wins, losses), digits) == p
@@ -61,16 +58,32 @@ def test_rrf_ties_break_by_best_component_rank_then_id():
 def test_ranks_ndcg_and_recall_by_hand():
     assert first_relevant_rank(["x", "y", "z"], {"z", "q"}) == 3
     assert first_relevant_rank(["x"], {"q"}) is None
-    assert ndcg_at(["d1", "d2", "d3"], {"d2": 1, "d4": 1}, 10) == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
-    assert ndcg_at(["d3", "d1"], {"d1": 2, "d3": 1}, 10) == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))
+    assert ndcg_at(["d1", "d2", "d3"], {"d2": 1, "d4": 1}, 10) == pytest.approx(
+        (1 / math.log2(3)) / (1 + 1 / math.log2(3))
+    )
+    assert ndcg_at(["d3", "d1"], {"d1": 2, "d3": 1}, 10) == pytest.approx(
+        (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    )
     assert ndcg_at(["d1"], {"d1": 0}, 10) == 0.0
     assert recall_at(["d1", "d2"], {"d2": 1, "d4": 2, "d5": 0}, 100) == 0.5
     assert collapse_to_documents(["a::1", "b::1", "a::2"], {"a::1": "a", "a::2": "a", "b::1": "b"}) == ["a", "b"]
 
 
 def _hits(rows):
-    frame = pd.DataFrame(rows, columns=["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank",
-                                        "depth", "holders", "citable_holders"])
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "query_id",
+            "question_id",
+            "strategy",
+            "retriever",
+            "hit_rank",
+            "citable_rank",
+            "depth",
+            "holders",
+            "citable_holders",
+        ],
+    )
     frame["ndcg_10"] = frame["recall_100"] = np.nan
     return frame.astype({"hit_rank": "Int64", "citable_rank": "Int64"})
 
@@ -82,7 +95,9 @@ def test_metric_table_by_hand():
     assert table.loc[("recall", 1), "value"] == 0.25
     assert table.loc[("recall", 4), "value"] == 0.5
     assert table.loc[("recall", 20), "value"] == 0.75
-    assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(significance.wilson(2, 4))
+    assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(
+        significance.wilson(2, 4)
+    )
     mrr = table[table.index.get_level_values(0) == "mrr"].iloc[0]
     assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap"
     assert table[table.index.get_level_values(0) == "citable_recall"]["value"].eq(0).all()
@@ -94,12 +109,20 @@ def test_paired_tests_count_discordant_pairs_and_skip_absent_systems():
     b = [None, 3, 1, None, 30]
     rows = [(f"q{i}", f"q{i}", "E", "hybrid", ra, None, 100, 1, 1) for i, ra in enumerate(a)]
     rows += [(f"q{i}", f"q{i}", "E", "dense", rb, None, 100, 1, 1) for i, rb in enumerate(b)]
-    chosen = [comparisons.Comparison("hd", "h vs d", ("E", "hybrid"), ("E", "dense")),
-              comparisons.Comparison("rh", "r vs h", ("E", "rerank"), ("E", "hybrid"))]
+    chosen = [
+        comparisons.Comparison("hd", "h vs d", ("E", "hybrid"), ("E", "dense")),
+        comparisons.Comparison("rh", "r vs h", ("E", "rerank"), ("E", "hybrid")),
+    ]
     table, skipped = comparisons.paired_tests(_hits(rows), chosen, ks=(1, 4))
     at = table.set_index("k")
     # k=1: a hits q0,q1; b hits q2 -> +2/-1.  k=4: a hits q0,q1,q4; b hits q1,q2 -> +2/-1, one tie hit
-    assert (at.at[1, "wins"], at.at[1, "losses"], at.at[4, "wins"], at.at[4, "losses"], at.at[4, "ties_hit"]) == (2, 1, 2, 1, 1)
+    assert (at.at[1, "wins"], at.at[1, "losses"], at.at[4, "wins"], at.at[4, "losses"], at.at[4, "ties_hit"]) == (
+        2,
+        1,
+        2,
+        1,
+        1,
+    )
     assert at.at[1, "p_value"] == significance.sign_test(2, 1)
     assert list(table["p_holm"]) == pytest.approx(significance.holm(list(table["p_value"])))
     assert skipped == ["r vs h: no results for E/rerank"]

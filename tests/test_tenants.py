@@ -7,16 +7,15 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ScriptedLM, WordOverlapScorer
 
-from rag_assets.ingest import corpus
 from rag_assets.answering.answerer import Answerer
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.ingest.access import ALL_TENANTS, access_by_document
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
-from rag_assets.ingest.access import ALL_TENANTS, access_by_document
 from rag_assets.retrieval.search import ChunkIndex, run_queries
-
-from conftest import ScriptedLM, WordOverlapScorer
 
 SECRET_B = "Project Falcon launches on 4 March; the budget is 2 million euros."
 DOCS = {
@@ -37,8 +36,14 @@ def index(tmp_path_factory):
     chunks = chunk_corpus(snap, STRATEGIES["C"]).merge(snap[["document_id", "title", "path"]], on="document_id")
     access = access_by_document(snap)
     embedder = Embedder()
-    idx = ChunkIndex("C", chunks["chunk_id"].tolist(), chunks["text"].tolist(), embedder.encode(chunks["text"].tolist()),
-                     BM25Index.build(chunks["text"].tolist()), [access[d] for d in chunks["document_id"]])
+    idx = ChunkIndex(
+        "C",
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        embedder.encode(chunks["text"].tolist()),
+        BM25Index.build(chunks["text"].tolist()),
+        [access[d] for d in chunks["document_id"]],
+    )
     owner = dict(zip(chunks["chunk_id"], chunks["path"]))
     return idx, chunks, embedder, owner
 
@@ -46,16 +51,28 @@ def index(tmp_path_factory):
 def test_every_retriever_filters_before_ranking(index):
     idx, _, embedder, owner = index
     query = "When does Project Falcon launch and what is its budget?"  # B's document is the perfect match
-    runs = run_queries(idx, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
-                       np.zeros(1), [WordOverlapScorer()], tenant="team-a")
+    runs = run_queries(
+        idx,
+        pd.DataFrame({"query_id": ["q"], "query": [query]}),
+        embedder.encode([query]),
+        np.zeros(1),
+        [WordOverlapScorer()],
+        tenant="team-a",
+    )
     assert set(runs["retriever"]) == {"dense", "bm25", "hybrid", "rerank"}
     for r in runs.itertuples():
         assert {owner[c] for c in r.chunk_ids} == {"a/plan.md", "public.md"}, r.retriever
-    public = run_queries(idx, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
-                         np.zeros(1), tenant=None)
+    public = run_queries(
+        idx, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]), np.zeros(1), tenant=None
+    )
     assert all({owner[c] for c in r.chunk_ids} == {"public.md"} for r in public.itertuples())
-    everyone = run_queries(idx, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
-                           np.zeros(1), tenant=ALL_TENANTS)
+    everyone = run_queries(
+        idx,
+        pd.DataFrame({"query_id": ["q"], "query": [query]}),
+        embedder.encode([query]),
+        np.zeros(1),
+        tenant=ALL_TENANTS,
+    )
     assert owner[everyone.iloc[0]["chunk_ids"][0]] == "b/plan.md"  # it is found when allowed
 
 
@@ -64,11 +81,14 @@ def test_ask_on_behalf_of_a_tenant_never_shows_another_tenants_text(index, caplo
     lm = ScriptedLM()
     caplog.set_level(logging.INFO, logger="rag_assets.answering.answerer")
     answer = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-a").ask(
-        "When does Project Falcon launch and what is its budget?")
+        "When does Project Falcon launch and what is its budget?"
+    )
     assert lm.prompts and all("4 March" not in p and "2 million" not in p for p in lm.prompts)
     assert all(not s.document_id.startswith("b-") for s in answer.sources)
     assert "Heron" in lm.prompts[0] or "board" in lm.prompts[0]
-    answer_b = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-b").ask("When does Project Falcon launch?")
+    answer_b = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-b").ask(
+        "When does Project Falcon launch?"
+    )
     assert answer_b.sources[0].quote == SECRET_B
     logged = [r.getMessage() for r in caplog.records if r.name == "rag_assets.answering.answerer"]
     assert len(logged) == 2 and all(json.loads(m)["event"] == "retrieved" for m in logged)

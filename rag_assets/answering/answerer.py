@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.answering import refusal
-from rag_assets.ingest.access import describe_viewer
 from rag_assets.answering.citations import NO_ANSWER, Citation, build_context, check_citations
 from rag_assets.answering.generation import INPUT_BUDGET
+from rag_assets.ingest.access import describe_viewer
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
@@ -41,6 +41,8 @@ def serving_strategy(configured: str, present) -> str:
 def with_titles(chunks: pd.DataFrame, snapshot: pd.DataFrame) -> pd.DataFrame:
     """Chunks with their document's title, which citations show."""
     return chunks.merge(snapshot[["document_id", "title"]], on="document_id", how="left", validate="many_to_one")
+
+
 HIT_FIELDS = ["chunk_id", "document_id", "title", "section", "start", "end", "content", "locator"]
 
 
@@ -73,9 +75,19 @@ class Answer:
         return out
 
 
-def build_answerer(index: ChunkIndex, chunks: pd.DataFrame, embedder, lm, *, retriever: str = DEFAULT_RETRIEVER,
-                   threshold: float = refusal.THRESHOLD, budget: int = INPUT_BUDGET, tenant=None,
-                   cross_encoder: str = "", llm_rerank_depth: int = 10) -> "Answerer":
+def build_answerer(
+    index: ChunkIndex,
+    chunks: pd.DataFrame,
+    embedder,
+    lm,
+    *,
+    retriever: str = DEFAULT_RETRIEVER,
+    threshold: float = refusal.THRESHOLD,
+    budget: int = INPUT_BUDGET,
+    tenant=None,
+    cross_encoder: str = "",
+    llm_rerank_depth: int = 10,
+) -> Answerer:
     """The one answer path (`rag-assets ask` and generation_eval): the retriever with the
     reranker it needs, the gate, the context budget and the generator. ValueError when the
     retriever needs a reranker this machine does not have, saying why."""
@@ -97,8 +109,18 @@ class Answerer:
     identity, load_weights, count_tokens, rendered and generate), touched only when the gate lets a
     question through."""
 
-    def __init__(self, index: ChunkIndex, chunks: pd.DataFrame, embedder, lm, retriever: str = DEFAULT_RETRIEVER,
-                 threshold: float = refusal.THRESHOLD, budget: int = INPUT_BUDGET, rerankers=(), tenant=None):
+    def __init__(
+        self,
+        index: ChunkIndex,
+        chunks: pd.DataFrame,
+        embedder,
+        lm,
+        retriever: str = DEFAULT_RETRIEVER,
+        threshold: float = refusal.THRESHOLD,
+        budget: int = INPUT_BUDGET,
+        rerankers=(),
+        tenant=None,
+    ):
         if retriever not in RETRIEVERS:
             raise ValueError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
         if retriever.startswith("rerank") and not any(r.name == retriever for r in rerankers):
@@ -114,8 +136,14 @@ class Answerer:
         t0 = time.perf_counter()
         vector = self.embedder.encode([question])
         chosen = [r for r in self.rerankers if r.name == self.retriever]
-        runs = run_queries(self.index, pd.DataFrame({"query_id": ["q"], "query": [question]}), vector,
-                           np.zeros(1), chosen, tenant=self.tenant)
+        runs = run_queries(
+            self.index,
+            pd.DataFrame({"query_id": ["q"], "query": [question]}),
+            vector,
+            np.zeros(1),
+            chosen,
+            tenant=self.tenant,
+        )
         run = runs[runs["retriever"] == self.retriever].iloc[0]
         return list(run["chunk_ids"]), list(run["distances"]), (time.perf_counter() - t0) * 1000
 
@@ -124,13 +152,30 @@ class Answerer:
             raise ValueError("the question is empty")
         ids, distances, retrieval_ms = self.retrieve(question)
         kept = refusal.gate(ids, distances, self.threshold)
-        log.info(json.dumps({  # ids, ranks and distances only: never document text, nor the question
-            "event": "retrieved", "strategy": self.index.strategy, "retriever": self.retriever, "tenant": describe_viewer(self.tenant),
-            "ranked": [[rank, c, round(d, 4)] for rank, (c, d) in enumerate(zip(ids[:10], distances[:10]), start=1)],
-            "kept": kept, "threshold": self.threshold,
-        }))
-        result = Answer(question, self.index.strategy, self.retriever, self.threshold, refused=not kept,
-                        nearest_distance=float(min(distances)) if distances else None, retrieval_ms=retrieval_ms)
+        log.info(
+            json.dumps(
+                {  # ids, ranks and distances only: never document text, nor the question
+                    "event": "retrieved",
+                    "strategy": self.index.strategy,
+                    "retriever": self.retriever,
+                    "tenant": describe_viewer(self.tenant),
+                    "ranked": [
+                        [rank, c, round(d, 4)] for rank, (c, d) in enumerate(zip(ids[:10], distances[:10]), start=1)
+                    ],
+                    "kept": kept,
+                    "threshold": self.threshold,
+                }
+            )
+        )
+        result = Answer(
+            question,
+            self.index.strategy,
+            self.retriever,
+            self.threshold,
+            refused=not kept,
+            nearest_distance=float(min(distances)) if distances else None,
+            retrieval_ms=retrieval_ms,
+        )
         if not kept:
             return result
         t0 = time.perf_counter()
@@ -145,6 +190,14 @@ class Answerer:
         used, dangling = check_citations(generation.text, context.citations)
         result.answer, result.citations, result.dangling = generation.text, used, dangling
         result.declined = NO_ANSWER in generation.text.upper()
-        result.sources, result.omitted, result.prompt = context.citations, context.omitted, self.lm.rendered(context.prompt)
-        result.model, result.prompt_tokens, result.generation_ms = self.lm.identity, generation.prompt_tokens, generation.ms
+        result.sources, result.omitted, result.prompt = (
+            context.citations,
+            context.omitted,
+            self.lm.rendered(context.prompt),
+        )
+        result.model, result.prompt_tokens, result.generation_ms = (
+            self.lm.identity,
+            generation.prompt_tokens,
+            generation.ms,
+        )
         return result

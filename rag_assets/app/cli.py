@@ -9,8 +9,8 @@ import time
 import warnings
 from pathlib import Path
 
-from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.app.instance import fail_orphaned_runs, readable_home, run_tags, use_data_dir
+from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.layout import DataDir
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -67,8 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with locking.exclusive(Path(args.data_dir), command) as stale:
             if stale:
-                print(f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
-                      f"{stale.get('started')}) is gone")
+                print(
+                    f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
+                    f"{stale.get('started')}) is gone"
+                )
             return _run(args, dataset, strategies)
     except locking.DataDirBusy as exc:
         raise CommandError(str(exc)) from None
@@ -81,13 +83,18 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
 
     from dagster import DagsterInstance
 
-    from rag_assets.defs import build_definitions
     from rag_assets.app.plan import materialization_steps
     from rag_assets.app.progress import RunReport
+    from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
 
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, full_ground_truth=args.full_ground_truth,
-                             max_file_mb=args.max_file_mb, llm=not args.no_llm)
+    defs = build_definitions(
+        data_dir=data_dir,
+        dataset_dir=dataset.root,
+        full_ground_truth=args.full_ground_truth,
+        max_file_mb=args.max_file_mb,
+        llm=not args.no_llm,
+    )
     job = defs.resolve_implicit_global_asset_job_def()
     steps = materialization_steps(defs, strategies)
     report = RunReport()
@@ -105,8 +112,12 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
             t0 = time.perf_counter()
             result = job.execute_in_process(
-                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key,
-                run_config=None if args.verbose else QUIET_LOGS, raise_on_error=False, tags=tags,
+                instance=instance,
+                asset_selection=list(step.keys),
+                partition_key=step.partition_key,
+                run_config=None if args.verbose else QUIET_LOGS,
+                raise_on_error=False,
+                tags=tags,
             )
             for line in report.add(result):
                 print(f"      {line}")
@@ -123,8 +134,10 @@ def _print_answer(a) -> None:
     run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}"
     if a.refused:
         nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
-        print(f"NO ANSWER: no retrieved chunk is under the distance threshold ({nearest}; {run}). "
-              "The model was not called.")
+        print(
+            f"NO ANSWER: no retrieved chunk is under the distance threshold ({nearest}; {run}). "
+            "The model was not called."
+        )
         return
     print(a.answer, "\n")
     if a.citations:
@@ -134,13 +147,15 @@ def _print_answer(a) -> None:
             where = f"{c.document_id}{c.fragment}" + (f" {c.locator}" if c.locator else "")
             print(f"  [{c.index}] {c.locator_label} | {where} | distance {c.cosine_distance:.3f}{cut}")
             quote = " ".join(c.quote.split())
-            print(f"      \"{quote[:240]}{'...' if len(quote) > 240 else ''}\"")
+            print(f'      "{quote[:240]}{"..." if len(quote) > 240 else ""}"')
     else:
         print(f"No citations: the answer cites none of the {len(a.sources)} sources it was given.")
     if a.dangling:
         print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
-    print(f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
-          f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)")
+    print(
+        f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
+        f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)"
+    )
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -153,8 +168,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir).resolve()
     home = DataDir(data_dir).dagster_home
     if not (home / "dagster.yaml").is_file():
-        raise CommandError(f"nothing has been materialised in {data_dir}: run "
-                           f"`rag-assets run --data-dir {args.data_dir}` first")
+        raise CommandError(
+            f"nothing has been materialised in {data_dir}: run `rag-assets run --data-dir {args.data_dir}` first"
+        )
     os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))
     warnings.filterwarnings("ignore", module="dagster")
     from dagster import DagsterInstance
@@ -170,7 +186,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings, generator = defs.resources["retrieval"], defs.resources["generator"]
     strategy = args.strategy or settings.serving_strategy
     embedder = defs.resources["embedder"].get()
-    lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)  # loads nothing yet
+    lm = LocalLM(
+        args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
+    )  # loads nothing yet
     with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
         try:
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
@@ -178,10 +196,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     try:
         answerer = build_answerer(
-            index, chunks, embedder, lm, retriever=args.retriever, budget=generator.input_budget,
+            index,
+            chunks,
+            embedder,
+            lm,
+            retriever=args.retriever,
+            budget=generator.input_budget,
             threshold=settings.refusal_threshold if args.threshold is None else args.threshold,
             tenant=ALL_TENANTS if args.all_tenants else args.tenant,
-            cross_encoder=settings.cross_encoder, llm_rerank_depth=settings.llm_rerank_depth)
+            cross_encoder=settings.cross_encoder,
+            llm_rerank_depth=settings.llm_rerank_depth,
+        )
         answer = answerer.ask(args.question)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
@@ -238,8 +263,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
     run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")
-    run.add_argument("--no-llm", action="store_true", help="skip the LLM reranker and generation_eval's "
-                     "answers (minutes on a CPU); generation_eval then records that it measured nothing")
+    run.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="skip the LLM reranker and generation_eval's "
+        "answers (minutes on a CPU); generation_eval then records that it measured nothing",
+    )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     run.set_defaults(func=cmd_run)
 
@@ -247,15 +276,23 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--dataset", default=str(BUNDLED_DATASET))
     ask.add_argument("--data-dir", default=str(data_dir))
-    ask.add_argument("--strategy", choices=list(STRATEGIES),
-                     help=f"chunking strategy to answer from (default: the serving strategy, {SERVING_STRATEGY})")
+    ask.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        help=f"chunking strategy to answer from (default: the serving strategy, {SERVING_STRATEGY})",
+    )
     ask.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER, help=f"default: {DEFAULT_RETRIEVER}")
-    ask.add_argument("--threshold", type=_threshold,
-                     help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})")
+    ask.add_argument(
+        "--threshold", type=_threshold, help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})"
+    )
     ask.add_argument("--generator", help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)")
     who = ask.add_mutually_exclusive_group()
-    who.add_argument("--tenant", type=_tenant, help="answer on behalf of this tenant or group: public documents "
-                     "and those whose access list names it (default: public documents only)")
+    who.add_argument(
+        "--tenant",
+        type=_tenant,
+        help="answer on behalf of this tenant or group: public documents "
+        "and those whose access list names it (default: public documents only)",
+    )
     who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.set_defaults(func=cmd_ask)

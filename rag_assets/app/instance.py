@@ -12,6 +12,7 @@ from pathlib import Path
 from rag_assets.layout import DataDir
 from rag_assets.locking import process_alive, process_start
 
+
 def use_data_dir(data_dir: Path, dataset: Path) -> Path:
     """Point Dagster at `<data dir>/dagster_home` so run history survives the process,
     and export the paths so `dg dev` started from the same shell sees the same data."""
@@ -37,11 +38,17 @@ def fail_orphaned_runs(instance) -> list[str]:
     from dagster import DagsterRunStatus, RunsFilter
 
     unfinished = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
-    orphans = [r for r in instance.get_runs(RunsFilter(statuses=unfinished))
-               if PID_TAG in r.tags and not process_alive(int(r.tags[PID_TAG]), r.tags.get(START_TAG) or None)]
+    orphans = [
+        r
+        for r in instance.get_runs(RunsFilter(statuses=unfinished))
+        if PID_TAG in r.tags and not process_alive(int(r.tags[PID_TAG]), r.tags.get(START_TAG) or None)
+    ]
     for run in orphans:
-        instance.report_run_failed(run, f"its process (pid {run.tags[PID_TAG]}) is gone: it was killed before "
-                                        "the run finished; marked failed by the next rag-assets command")
+        instance.report_run_failed(
+            run,
+            f"its process (pid {run.tags[PID_TAG]}) is gone: it was killed before "
+            "the run finished; marked failed by the next rag-assets command",
+        )
     return [r.run_id for r in orphans]
 
 

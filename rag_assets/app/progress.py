@@ -1,8 +1,8 @@
 """Progress lines and the closing summary of `rag-assets run`, read from Dagster's events."""
 
-from rag_assets.defs.glue import label
-
 from dataclasses import dataclass, field
+
+from rag_assets.defs.glue import label
 
 SUMMARY_FIELDS = [  # (metadata key, column title, format)
     ("chunks", "chunks", "{:d}"),
@@ -58,11 +58,12 @@ class RunReport:
             out.append(f"chunk sets ({self.answerable} answerable questions in the ground truth):")
             header = ["strategy"] + [title for _, title, _ in SUMMARY_FIELDS]
             rows = [
-                [key] + [fmt.format(meta[k]) for k, _, fmt in SUMMARY_FIELDS]
-                for key, meta in self.chunk_sets.items()
+                [key] + [fmt.format(meta[k]) for k, _, fmt in SUMMARY_FIELDS] for key, meta in self.chunk_sets.items()
             ]
             widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
             for r in [header] + rows:
                 out.append("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
-        out.append("all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}")
+        out.append(
+            "all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}"
+        )
         return "\n".join(out)

@@ -10,8 +10,8 @@ from dagster._core.definitions.data_version import CachingStaleStatusResolver
 from dagster._time import get_current_datetime
 
 from rag_assets.answering.answerer import with_titles
-from rag_assets.defs.glue import label
 from rag_assets.defs.external_sources import changed_source_events, source_versions
+from rag_assets.defs.glue import label
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
 from rag_assets.retrieval.search import ChunkIndex
@@ -25,14 +25,21 @@ class IndexNotReady(RuntimeError):
 
 def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        instance=instance,
+        asset_graph=graph,
+    )
     return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
 
 
 def _served(strategy: str) -> list[tuple[AssetKey, str | None]]:
-    return [(AssetKey("corpus_snapshot"), None), (AssetKey("chunk_sets"), strategy),
-            (AssetKey("embeddings"), strategy), (AssetKey("bm25_index"), strategy)]
+    return [
+        (AssetKey("corpus_snapshot"), None),
+        (AssetKey("chunk_sets"), strategy),
+        (AssetKey("embeddings"), strategy),
+        (AssetKey("bm25_index"), strategy),
+    ]
 
 
 def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
@@ -41,7 +48,9 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
     Source versions (corpus folder, embedding model, chunker settings) are compared with the
     ones last recorded without recording anything, so an edit made since then is seen now."""
     problems = []
-    for event in changed_source_events(instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])):
+    for event in changed_source_events(
+        instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])
+    ):
         source = event.asset_key.to_user_string()
         if event.partition in (None, strategy):
             reader = label(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
@@ -52,8 +61,13 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
         if status == "MISSING":
             problems.append(f"{label(key, partition)} has never been materialised")
         elif status == "STALE":
-            causes = sorted({f"{c.reason}" + (f" ({label(c.dependency.asset_key, c.dependency.partition_key)})"
-                                               if c.dependency else "") for c in resolver.get_stale_causes(key, partition)})
+            causes = sorted(
+                {
+                    f"{c.reason}"
+                    + (f" ({label(c.dependency.asset_key, c.dependency.partition_key)})" if c.dependency else "")
+                    for c in resolver.get_stale_causes(key, partition)
+                }
+            )
             problems.append(f"{label(key, partition)} is stale: {'; '.join(causes)}")
     return problems
 
@@ -83,9 +97,12 @@ def failed_checks(defs: Definitions, instance: DagsterInstance, strategy: str) -
     out = []
     for key, partition in _served(strategy):
         records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1).records
-        for check in sorted((c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
-                            key=lambda c: c.name):
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+        ).records
+        for check in sorted(
+            (c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
+            key=lambda c: c.name,
+        ):
             passed = _evaluation(instance, check, records[0]) if records else True
             if passed is False:
                 out.append(f"{label(key, partition)} failed its check {check.name}")
@@ -98,20 +115,32 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
     try:
         return layout.read_table(name, partition)
     except Exception as exc:  # a deleted, truncated or foreign file: say which asset, never a traceback
-        raise IndexNotReady(f"{label(AssetKey(name), partition)} cannot be read ({type(exc).__name__}: "
-                            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}): materialise it again") from None
+        raise IndexNotReady(
+            f"{label(AssetKey(name), partition)} cannot be read ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}): materialise it again"
+        ) from None
 
 
-def load_index(defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str) -> tuple[ChunkIndex, pd.DataFrame]:
+def load_index(
+    defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str
+) -> tuple[ChunkIndex, pd.DataFrame]:
     """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
     problems = freshness_problems(defs, instance, strategy) + failed_checks(defs, instance, strategy)
     if problems:
-        raise IndexNotReady(f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-                            "materialise it again (`rag-assets run`, or from the UI) before asking")
+        raise IndexNotReady(
+            f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
+            "materialise it again (`rag-assets run`, or from the UI) before asking"
+        )
     layout = defs.resources["data_dir"].layout
-    chunks, vectors, snapshot = _load(layout, "chunk_sets", strategy), _load(layout, "embeddings", strategy), _load(layout, "corpus_snapshot")
+    chunks, vectors, snapshot = (
+        _load(layout, "chunk_sets", strategy),
+        _load(layout, "embeddings", strategy),
+        _load(layout, "corpus_snapshot"),
+    )
     try:
-        index = ChunkIndex.from_tables(strategy, chunks, vectors, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot)
+        index = ChunkIndex.from_tables(
+            strategy, chunks, vectors, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot
+        )
     except IndexUnreadable as exc:
         raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
     except ValueError as exc:  # IdentityMismatch and misaligned vectors included

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
 from rag_assets.evaluation.metrics import needle_holders
+from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
 
 
 def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:

@@ -33,7 +33,8 @@ class Strategy:
         return asdict(self)
 
     def fingerprint(self) -> str:
-        """Short hash of the settings: part of the code version, so a change makes the set stale."""
+        """Short hash of the settings: the data version of this strategy's `chunker_settings` source,
+        so a change stales this strategy's chunk set only."""
         return hashlib.sha256(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -52,8 +53,22 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 CHUNK_COLUMNS = [
-    "chunk_id", "document_id", "strategy", "position", "text", "content", "section",
-    "start", "end", "header", "overlap", "word_start", "word_count", "extractor", "extractor_version", "locator",
+    "chunk_id",
+    "document_id",
+    "strategy",
+    "position",
+    "text",
+    "content",
+    "section",
+    "start",
+    "end",
+    "header",
+    "overlap",
+    "word_start",
+    "word_count",
+    "extractor",
+    "extractor_version",
+    "locator",
 ]
 
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
@@ -211,9 +226,16 @@ def chunk_document(document_id: str, title: str, text: str, strategy: Strategy) 
         chunks.append(
             Chunk(
                 chunk_id=f"{document_id}::{strategy.id}-{position:04d}",
-                document_id=document_id, strategy=strategy.id, position=position,
-                text=header + overlap + body, content=content, section=section,
-                start=start, end=end, header=header, overlap=overlap,
+                document_id=document_id,
+                strategy=strategy.id,
+                position=position,
+                text=header + overlap + body,
+                content=content,
+                section=section,
+                start=start,
+                end=end,
+                header=header,
+                overlap=overlap,
             )
         )
     return chunks
@@ -235,10 +257,17 @@ def _word_windows(document_id: str, text: str, strategy: Strategy) -> list[Chunk
         chunks.append(
             Chunk(
                 chunk_id=f"{document_id}::chunk-{position:04d}",
-                document_id=document_id, strategy=strategy.id, position=position,
-                text=overlap + text[start:end], content=text[start:end],
-                section=_section_at(marks, start), start=start, end=end, overlap=overlap,
-                word_start=first, word_count=last - first + 1,
+                document_id=document_id,
+                strategy=strategy.id,
+                position=position,
+                text=overlap + text[start:end],
+                content=text[start:end],
+                section=_section_at(marks, start),
+                start=start,
+                end=end,
+                overlap=overlap,
+                word_start=first,
+                word_count=last - first + 1,
             )
         )
         if first + strategy.target >= len(words):
@@ -250,7 +279,8 @@ def offset_violations(chunks: pd.DataFrame, documents: pd.DataFrame) -> list[str
     """Chunk ids whose `content` is not `document_text[start:end]`."""
     texts = dict(zip(documents["document_id"], documents["text"]))
     return [
-        c.chunk_id for c in chunks.itertuples()
+        c.chunk_id
+        for c in chunks.itertuples()
         if c.document_id not in texts or texts[c.document_id][c.start : c.end] != c.content
     ]
 
@@ -267,11 +297,16 @@ def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
     locator in the original file (page, time span or cell range; None for plain text)."""
     ok = documents[documents["status"] == "ok"].sort_values("path")
     rows = [
-        {**asdict(c), "extractor": d.extractor, "extractor_version": d.extractor_version,
-         "locator": locate(d.spans, c.start, c.end)}
+        {
+            **asdict(c),
+            "extractor": d.extractor,
+            "extractor_version": d.extractor_version,
+            "locator": locate(d.spans, c.start, c.end),
+        }
         for d in ok.itertuples()
         for c in chunk_document(d.document_id, d.title, d.text, strategy)
     ]
     frame = pd.DataFrame(rows, columns=CHUNK_COLUMNS)
-    return frame.astype({"position": "int64", "start": "int64", "end": "int64",
-                         "word_start": "Int64", "word_count": "Int64"})
+    return frame.astype(
+        {"position": "int64", "start": "int64", "end": "int64", "word_start": "Int64", "word_count": "Int64"}
+    )

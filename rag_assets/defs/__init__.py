@@ -1,9 +1,6 @@
 """The Dagster layer: assets, checks and resources over the core library. No algorithm here."""
 
-
 from pathlib import Path
-
-from rag_assets.layout import DataDir
 
 from dagster import Definitions
 
@@ -17,6 +14,7 @@ from rag_assets.defs.evaluation_assets import (
     retrieval_runs,
     significance_report,
 )
+from rag_assets.defs.external_sources import SOURCES, source_versions_sensor
 from rag_assets.defs.generation_assets import generation_eval
 from rag_assets.defs.index_assets import bm25_index, embeddings
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
@@ -26,7 +24,6 @@ from rag_assets.defs.nightly import (
     nightly_evaluation_schedule,
     regression_report,
 )
-from rag_assets.defs.external_sources import SOURCES, source_versions_sensor
 from rag_assets.defs.resources import (
     DataDirResource,
     DatasetResource,
@@ -36,17 +33,32 @@ from rag_assets.defs.resources import (
     data_dir_from_env,
     dataset_from_env,
 )
+from rag_assets.layout import DataDir
 
 ASSETS = [
-    corpus_snapshot, ground_truth, chunk_sets, embeddings, bm25_index,
-    retrieval_runs, query_hits, evaluation_tables, significance_report, refusal_sweep, generation_eval,
-    evaluation_history, regression_report,
+    corpus_snapshot,
+    ground_truth,
+    chunk_sets,
+    embeddings,
+    bm25_index,
+    retrieval_runs,
+    query_hits,
+    evaluation_tables,
+    significance_report,
+    refusal_sweep,
+    generation_eval,
+    evaluation_history,
+    regression_report,
 ]
 
 
 def build_definitions(
-    data_dir: Path | None = None, dataset_dir: Path | None = None, full_ground_truth: bool = False,
-    embedder: EmbedderResource | None = None, max_file_mb: float | None = None, llm: bool = True,
+    data_dir: Path | None = None,
+    dataset_dir: Path | None = None,
+    full_ground_truth: bool = False,
+    embedder: EmbedderResource | None = None,
+    max_file_mb: float | None = None,
+    llm: bool = True,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for the LLM reranker and generation_eval (minutes on a CPU)."""
@@ -58,13 +70,17 @@ def build_definitions(
         schedules=[nightly_evaluation_schedule],
         resources={
             "io_manager": ParquetIOManagerFactory(base_path=str(DataDir(data_dir).assets)),
-            "dataset": DatasetResource(root=str(dataset_dir or dataset_from_env()), full_ground_truth=full_ground_truth,
-                                       **({"max_file_mb": max_file_mb} if max_file_mb else {})),
+            "dataset": DatasetResource(
+                root=str(dataset_dir or dataset_from_env()),
+                full_ground_truth=full_ground_truth,
+                **({"max_file_mb": max_file_mb} if max_file_mb else {}),
+            ),
             "data_dir": DataDirResource(root=str(data_dir)),
             "embedder": embedder or EmbedderResource(),
             "retrieval": RetrievalSettings() if llm else RetrievalSettings(llm_rerank_questions=0),
-            "generator": GeneratorResource() if llm else GeneratorResource(
-                eval_answerable=0, eval_unanswerable=0, eval_out_of_domain=0),
+            "generator": GeneratorResource()
+            if llm
+            else GeneratorResource(eval_answerable=0, eval_unanswerable=0, eval_out_of_domain=0),
         },
     )
 

@@ -12,11 +12,14 @@ AUTOMATION = (AutomationCondition.eager() | AutomationCondition.code_version_cha
 # also read: they wait for new runs instead of pairing old runs with new chunks or questions.
 AFTER_RETRIEVAL = (
     AutomationCondition.eager().ignore(
-        AssetSelection.assets("corpus_snapshot", "chunk_sets", "embeddings", "ground_truth"))
+        AssetSelection.assets("corpus_snapshot", "chunk_sets", "embeddings", "ground_truth")
+    )
     | AutomationCondition.code_version_changed()
 ) & CHECKS_PASSED
 
 automation_sensor = AutomationConditionSensorDefinition(
-    "automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,
+    "automation",
+    target=AssetSelection.all(),
+    default_status=DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=60,
 )

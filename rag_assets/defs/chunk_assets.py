@@ -1,6 +1,5 @@
 """chunk_sets, one partition per strategy: thin wrapper over rag_assets.chunking."""
 
-
 import json
 
 import pandas as pd
@@ -14,14 +13,10 @@ from dagster import (
     asset,
 )
 
-from rag_assets.chunking import diagnostics
-
-from rag_assets.chunking import strategies
-
-from rag_assets.ingest import corpus
+from rag_assets.chunking import diagnostics, strategies
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.partitions import strategy_partitions
-
+from rag_assets.ingest import corpus
 
 # The chunking code itself; bump it when the algorithms change. A strategy's settings are not
 # part of it: they are the per-partition source `chunker_settings`, so changing one strategy
@@ -54,7 +49,9 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
     chunks["chunker"] = chunker_stamp(strategy)  # and says what made it, whatever today's code says
     stats = diagnostics.chunk_set_stats(chunks, ground_truth)
     destroyed = stats.pop("destroyed_question_ids")
-    context.log.info(f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed")
+    context.log.info(
+        f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed"
+    )
     bad_offsets = strategies.offset_violations(chunks, corpus_snapshot)
     duplicate_ids = chunks["chunk_id"][chunks["chunk_id"].duplicated()].tolist()
     coverage = corpus.chunk_coverage(corpus_snapshot, chunks)
@@ -81,6 +78,8 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
     yield AssetCheckResult(
         check_name="every_ok_document_chunked",
         passed=not coverage["ok_without_chunks"] and not coverage["chunks_of_other_documents"],
-        metadata={"ok_without_chunks": MetadataValue.json(coverage["ok_without_chunks"]),
-                  "chunks_of_other_documents": MetadataValue.json(coverage["chunks_of_other_documents"])},
+        metadata={
+            "ok_without_chunks": MetadataValue.json(coverage["ok_without_chunks"]),
+            "chunks_of_other_documents": MetadataValue.json(coverage["chunks_of_other_documents"]),
+        },
     )

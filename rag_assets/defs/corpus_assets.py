@@ -1,6 +1,5 @@
 """corpus_snapshot and ground_truth: thin wrappers over rag_assets.ingest.corpus / ground_truth."""
 
-
 import json
 import time
 
@@ -15,12 +14,12 @@ from dagster import (
     asset,
 )
 
-from rag_assets.ingest import corpus
-from rag_assets.ingest.extractors import EXTRACTORS
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.io_manager import markdown_preview
 from rag_assets.defs.resources import DatasetResource
+from rag_assets.ingest import corpus
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.ingest.extractors import EXTRACTORS
 
 EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS.values()}))
 
@@ -30,8 +29,10 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
     code_version=f"snapshot2+{EXTRACTORS_VERSION}",
     deps=["corpus_files"],
     automation_condition=AUTOMATION,
-    check_specs=[AssetCheckSpec("document_ids_unique", asset="corpus_snapshot", blocking=True),
-                 AssetCheckSpec("counts_add_up", asset="corpus_snapshot", blocking=True)],
+    check_specs=[
+        AssetCheckSpec("document_ids_unique", asset="corpus_snapshot", blocking=True),
+        AssetCheckSpec("counts_add_up", asset="corpus_snapshot", blocking=True),
+    ],
 )
 def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
     """One row per document file: canonical text, sha256, extractor, ok or failed with a reason."""
@@ -57,23 +58,32 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
             "documents_failed": counts["failed"],
             "entries_skipped": len(listing.skipped),
             "skipped": MetadataValue.md(markdown_preview(pd.DataFrame(listing.skipped), rows=len(listing.skipped)))
-            if listing.skipped else MetadataValue.md("none"),
+            if listing.skipped
+            else MetadataValue.md("none"),
             "failed_by_reason": MetadataValue.json(counts["failed_by_reason"]),
             "characters": int(frame["text"].str.len().sum()),
-            "megabytes_per_second": MetadataValue.float(float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0),
+            "megabytes_per_second": MetadataValue.float(
+                float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0
+            ),
             "failures": MetadataValue.md(markdown_preview(failed[["path", "reason", "error"]], rows=len(failed)))
-            if len(failed) else MetadataValue.md("none"),
+            if len(failed)
+            else MetadataValue.md("none"),
             "extraction_notes": MetadataValue.json(notes),
             "restricted_documents": int(frame["access"].notna().sum()),
         },
     )
-    yield AssetCheckResult(check_name="document_ids_unique", passed=not duplicates,
-                           metadata={"duplicates": MetadataValue.json(duplicates)})
+    yield AssetCheckResult(
+        check_name="document_ids_unique", passed=not duplicates, metadata={"duplicates": MetadataValue.json(duplicates)}
+    )
     yield AssetCheckResult(
         check_name="counts_add_up",
-        passed=(counts["seen"] == counts["ok"] + counts["failed"]
-                and counts["failed"] == sum(counts["failed_by_reason"].values())
-                and not counts["other_status"] and not counts["ok_without_text"] and not counts["failed_without_reason"]),
+        passed=(
+            counts["seen"] == counts["ok"] + counts["failed"]
+            and counts["failed"] == sum(counts["failed_by_reason"].values())
+            and not counts["other_status"]
+            and not counts["ok_without_text"]
+            and not counts["failed_without_reason"]
+        ),
         metadata={k: MetadataValue.int(v) if isinstance(v, int) else MetadataValue.json(v) for k, v in counts.items()},
     )
 
@@ -113,4 +123,3 @@ def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpu
         passed=not problems,
         metadata={"violations": len(problems), "examples": MetadataValue.json(problems[:10])},
     )
-

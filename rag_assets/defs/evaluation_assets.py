@@ -7,29 +7,20 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from rag_assets.evaluation import metric_tables
-
-from rag_assets.evaluation import comparisons
-
-from rag_assets.answering import refusal
-
-from rag_assets.evaluation import significance_markdown
-
-from rag_assets.evaluation import plots
-
-from rag_assets.evaluation import significance
-
 from rag_assets import storage
-from rag_assets.ingest import ground_truth as gt
+from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import ALL_STRATEGIES
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.ingest.ground_truth import Sample
+from rag_assets.evaluation import comparisons, metric_tables, plots, significance, significance_markdown
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
-from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.ingest.ground_truth import Sample
 from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries
+
 
 @asset(
     group_name="evaluation",
@@ -38,9 +29,16 @@ from rag_assets.retrieval.search import ChunkIndex, run_queries
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
     deps=["bm25_index"],
 )
-def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, retrieval: RetrievalSettings,
-                   generator: GeneratorResource, data_dir: DataDirResource, ground_truth: pd.DataFrame,
-                   chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
+def retrieval_runs(
+    context: AssetExecutionContext,
+    embedder: EmbedderResource,
+    retrieval: RetrievalSettings,
+    generator: GeneratorResource,
+    data_dir: DataDirResource,
+    ground_truth: pd.DataFrame,
+    chunk_sets: dict[str, pd.DataFrame],
+    embeddings: dict[str, pd.DataFrame],
+):
     """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
     The LLM reranker runs on the serving strategy only, for a fixed sample of answerable questions."""
     model = embedder.get()
@@ -56,23 +54,40 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     context.log.info(f"reranker: {rerank_status}")
     strategies = sorted(set(chunk_sets) & set(embeddings))
     serving = retrieval.serving(strategies)
-    llm_sample = gt.sample(ground_truth[ground_truth["kind"] == "answerable"], Sample(retrieval.llm_rerank_questions, 0, 0))
+    llm_sample = gt.sample(
+        ground_truth[ground_truth["kind"] == "answerable"], Sample(retrieval.llm_rerank_questions, 0, 0)
+    )
     llm_reranker, llm_status = None, "off (llm_rerank_questions = 0)"
     if len(llm_sample):
         try:
             llm_reranker = LLMRelevanceReranker(generator.get(), retrieval.llm_rerank_depth)  # reads the weights' hash
-            llm_status = (f"{llm_reranker.model}, top {llm_reranker.depth} of hybrid, strategy {serving}, "
-                          f"{len(llm_sample)} answerable queries")
+            llm_status = (
+                f"{llm_reranker.model}, top {llm_reranker.depth} of hybrid, strategy {serving}, "
+                f"{len(llm_sample)} answerable queries"
+            )
         except FileNotFoundError as exc:
             llm_status = f"off: {exc}"
     context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
     frames = []
     for strategy in strategies:
-        index = ChunkIndex.from_tables(strategy, chunk_sets[strategy], embeddings[strategy],
-                                       BM25Index.load(data_dir.layout.bm25(strategy)), model.identity)
+        index = ChunkIndex.from_tables(
+            strategy,
+            chunk_sets[strategy],
+            embeddings[strategy],
+            BM25Index.load(data_dir.layout.bm25(strategy)),
+            model.identity,
+        )
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
-        frames.append(run_queries(index, queries, query_vectors, encode_ms, rerankers,
-                                  rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])}))
+        frames.append(
+            run_queries(
+                index,
+                queries,
+                query_vectors,
+                encode_ms,
+                rerankers,
+                rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])},
+            )
+        )
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
     for stamp in ("corpus_hash", "chunker"):  # provenance, as each chunk set recorded it
@@ -81,37 +96,58 @@ def retrieval_runs(context: AssetExecutionContext, embedder: EmbedderResource, r
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
     runs["reranker_model"] = runs["retriever"].map({r.name: r.model for r in (reranker, llm_reranker) if r is not None})
-    latency = {r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}
-               for r, g in runs.groupby("retriever")}
-    yield Output(runs, metadata={
-        "model_id": model.identity,
-        "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
-        "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
-        "rerank": rerank_status,
-        "rerank_llm": llm_status,
-        "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
-        "latency_ms": MetadataValue.json(latency),
-    })
+    latency = {
+        r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}
+        for r, g in runs.groupby("retriever")
+    }
+    yield Output(
+        runs,
+        metadata={
+            "model_id": model.identity,
+            "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
+            "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
+            "rerank": rerank_status,
+            "rerank_llm": llm_status,
+            "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
+            "latency_ms": MetadataValue.json(latency),
+        },
+    )
 
 
-@asset(group_name="evaluation", code_version="hits1", automation_condition=AFTER_RETRIEVAL,
-       ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
+@asset(
+    group_name="evaluation",
+    code_version="hits1",
+    automation_condition=AFTER_RETRIEVAL,
+    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)},
+)
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
     """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
     check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
     hits = metric_tables.query_hits(retrieval_runs, chunk_sets, ground_truth)
-    return Output(hits, metadata={"queries": int(hits["query_id"].nunique()), "systems": int(hits.groupby(["strategy", "retriever"]).ngroups)})
+    return Output(
+        hits,
+        metadata={
+            "queries": int(hits["query_id"].nunique()),
+            "systems": int(hits.groupby(["strategy", "retriever"]).ngroups),
+        },
+    )
 
 
-def check_same_inputs(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame) -> None:
+def check_same_inputs(
+    retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame
+) -> None:
     """Score runs only against the chunks and questions they were computed from."""
     if len(retrieval_runs) and set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
-        raise ValueError("retrieval_runs were computed on other questions than the current ground_truth: "
-                         "rematerialise retrieval_runs first")
+        raise ValueError(
+            "retrieval_runs were computed on other questions than the current ground_truth: "
+            "rematerialise retrieval_runs first"
+        )
     for strategy, runs in retrieval_runs.groupby("strategy"):  # an empty chunk set stamps no corpus hash
         if strategy not in chunk_sets or set(runs["corpus_hash"].dropna()) != set(chunk_sets[strategy]["corpus_hash"]):
-            raise ValueError(f"retrieval_runs for strategy {strategy} were computed on another version of its chunk "
-                             "set: rematerialise retrieval_runs first")
+            raise ValueError(
+                f"retrieval_runs for strategy {strategy} were computed on another version of its chunk "
+                "set: rematerialise retrieval_runs first"
+            )
 
 
 @asset(group_name="evaluation", code_version="eval1", automation_condition=AUTOMATION)
@@ -122,17 +158,28 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     provenance = provenance_of_runs(retrieval_runs)
     for key, value in provenance.items():
         table[key] = value
-    return Output(table, metadata={**{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
-                                   "recall": MetadataValue.md(significance_markdown.recall_table(table))})
+    return Output(
+        table,
+        metadata={
+            **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
+            "recall": MetadataValue.md(significance_markdown.recall_table(table)),
+        },
+    )
 
 
 @asset(group_name="evaluation", code_version="report1", automation_condition=AUTOMATION)
-def significance_report(context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame,
-                        evaluation_tables: pd.DataFrame):
+def significance_report(
+    context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame, evaluation_tables: pd.DataFrame
+):
     """Paired sign tests (Holm) for the chapter's comparisons, as a table, Markdown and a plot."""
     tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
-    destroyed = (evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
-                 .drop_duplicates("strategy").set_index("strategy")["value"].astype(int).to_dict())
+    destroyed = (
+        evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
+        .drop_duplicates("strategy")
+        .set_index("strategy")["value"]
+        .astype(int)
+        .to_dict()
+    )
     answerable = int(query_hits["question_id"].nunique())
     provenance = provenance_of_table(evaluation_tables)
     png = significance_markdown.recall_plot_png(evaluation_tables)
@@ -141,27 +188,45 @@ def significance_report(context: AssetExecutionContext, data_dir: DataDirResourc
         storage.write_bytes(out / "recall_at_k.png", png)
     else:  # an older run's plot must not pass for this one's
         (out / "recall_at_k.png").unlink(missing_ok=True)
-    markdown = significance_markdown.render(evaluation_tables, tests, skipped, destroyed, answerable, provenance,
-                             "recall_at_k.png" if png else None)
+    markdown = significance_markdown.render(
+        evaluation_tables, tests, skipped, destroyed, answerable, provenance, "recall_at_k.png" if png else None
+    )
     storage.write_text(out / "significance_report.md", markdown)
     context.log.info(f"report written to {out / 'significance_report.md'}")
-    return Output(tests, metadata={
-        "report": MetadataValue.md(markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown),
-        "report_path": MetadataValue.path(str(out / "significance_report.md")),
-        "not_compared": MetadataValue.json(skipped),
-    })
+    return Output(
+        tests,
+        metadata={
+            "report": MetadataValue.md(
+                markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
+            ),
+            "report_path": MetadataValue.path(str(out / "significance_report.md")),
+            "not_compared": MetadataValue.json(skipped),
+        },
+    )
 
 
-@asset(group_name="evaluation", code_version="refusal1", automation_condition=AFTER_RETRIEVAL,
-       ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)})
-def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, data_dir: DataDirResource,
-                  retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
+@asset(
+    group_name="evaluation",
+    code_version="refusal1",
+    automation_condition=AFTER_RETRIEVAL,
+    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)},
+)
+def refusal_sweep(
+    context: AssetExecutionContext,
+    retrieval: RetrievalSettings,
+    data_dir: DataDirResource,
+    retrieval_runs: pd.DataFrame,
+    chunk_sets: dict[str, pd.DataFrame],
+    ground_truth: pd.DataFrame,
+):
     """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
     answers with and without the needle, refusals, and bluffs on questions that must get no answer."""
     check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
     if retrieval_runs.empty:
-        return Output(pd.DataFrame(columns=refusal.SWEEP_COLUMNS), metadata={
-            "skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"})
+        return Output(
+            pd.DataFrame(columns=refusal.SWEEP_COLUMNS),
+            metadata={"skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"},
+        )
     threshold, strategy = retrieval.refusal_threshold, retrieval.serving(set(retrieval_runs["strategy"]))
     if strategy != retrieval.serving_strategy:
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
@@ -173,17 +238,26 @@ def refusal_sweep(context: AssetExecutionContext, retrieval: RetrievalSettings, 
     answer = refusal.answer_distances(runs, ground_truth, texts)
     png = refusal.distance_histogram_png(best, threshold)
     storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
-    shown = sorted({min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)})
+    shown = sorted(
+        {min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)}
+    )
     ood = best.loc[best["kind"] != "answerable", "best"]
-    return Output(sweep, metadata={
-        "strategy": strategy,
-        "configured_strategy": retrieval.serving_strategy,
-        "operating_threshold": MetadataValue.float(threshold),
-        "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
-        "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
-        "worst_in_domain_answer_distance": MetadataValue.float(float(answer.max())),
-        "best_out_of_domain_distance": MetadataValue.float(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
-        "best_unanswerable_distance": MetadataValue.float(float(best.loc[best["kind"] == "unanswerable", "best"].min())),
-        "must_refuse_queries": len(ood),
-        "bluff_examples": MetadataValue.json(refusal.bluff_examples(runs, ground_truth, texts, threshold)),
-    })
+    return Output(
+        sweep,
+        metadata={
+            "strategy": strategy,
+            "configured_strategy": retrieval.serving_strategy,
+            "operating_threshold": MetadataValue.float(threshold),
+            "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
+            "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
+            "worst_in_domain_answer_distance": MetadataValue.float(float(answer.max())),
+            "best_out_of_domain_distance": MetadataValue.float(
+                float(best.loc[best["kind"] == "out_of_domain", "best"].min())
+            ),
+            "best_unanswerable_distance": MetadataValue.float(
+                float(best.loc[best["kind"] == "unanswerable", "best"].min())
+            ),
+            "must_refuse_queries": len(ood),
+            "bluff_examples": MetadataValue.json(refusal.bluff_examples(runs, ground_truth, texts, threshold)),
+        },
+    )

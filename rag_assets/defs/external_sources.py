@@ -21,25 +21,37 @@ from dagster import (
 )
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
-from rag_assets.ingest import corpus
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DatasetResource, EmbedderResource
+from rag_assets.ingest import corpus
 
-corpus_files = AssetSpec("corpus_files", group_name="sources",
-                         description="The documents folder; data version: hash of every file's path, content and extractor.")
-embedding_model = AssetSpec("embedding_model", group_name="sources",
-                            description="The embedding model; data version: its identity (name + sha256 of the weights).")
-chunker_settings = AssetSpec("chunker_settings", group_name="sources", partitions_def=strategy_partitions,
-                             description="Each strategy's settings; data version: their fingerprint.")
+corpus_files = AssetSpec(
+    "corpus_files",
+    group_name="sources",
+    description="The documents folder; data version: hash of every file's path, content and extractor.",
+)
+embedding_model = AssetSpec(
+    "embedding_model",
+    group_name="sources",
+    description="The embedding model; data version: its identity (name + sha256 of the weights).",
+)
+chunker_settings = AssetSpec(
+    "chunker_settings",
+    group_name="sources",
+    partitions_def=strategy_partitions,
+    description="Each strategy's settings; data version: their fingerprint.",
+)
 SOURCES = [corpus_files, embedding_model, chunker_settings]
 
 
 def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> list[tuple[AssetKey, str | None, str]]:
     """(source, partition, current data version) for every source."""
-    out = [(corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
-           (embedding_model.key, None, embedder.identity())]
+    out = [
+        (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
+        (embedding_model.key, None, embedder.identity()),
+    ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
     return out
 
@@ -53,8 +65,9 @@ def _recorded(instance: DagsterInstance, key: AssetKey, partition: str | None) -
 
 def changed_source_events(instance: DagsterInstance, versions) -> list[AssetMaterialization]:
     return [
-        AssetMaterialization(key, partition=partition, tags={DATA_VERSION_TAG: version},
-                             metadata={"data_version": version})
+        AssetMaterialization(
+            key, partition=partition, tags={DATA_VERSION_TAG: version}, metadata={"data_version": version}
+        )
         for key, partition, version in versions
         if _recorded(instance, key, partition) != version
     ]
@@ -69,7 +82,9 @@ def with_observations(events: list[AssetMaterialization]) -> list:
     return [AssetObservation(e.asset_key, partition=e.partition, tags=e.tags) for e in events if e.partition] + events
 
 
-def record_source_versions(instance: DagsterInstance, dataset: DatasetResource, embedder: EmbedderResource) -> list[str]:
+def record_source_versions(
+    instance: DagsterInstance, dataset: DatasetResource, embedder: EmbedderResource
+) -> list[str]:
     """Record the sources whose version changed; return their names."""
     events = changed_source_events(instance, source_versions(dataset, embedder))
     for event in with_observations(events):
@@ -80,4 +95,6 @@ def record_source_versions(instance: DagsterInstance, dataset: DatasetResource, 
 @sensor(default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=60)
 def source_versions_sensor(context: SensorEvaluationContext, dataset: DatasetResource, embedder: EmbedderResource):
     """Records a new data version for each source that changed since the last tick."""
-    return SensorResult(asset_events=with_observations(changed_source_events(context.instance, source_versions(dataset, embedder))))
+    return SensorResult(
+        asset_events=with_observations(changed_source_events(context.instance, source_versions(dataset, embedder)))
+    )

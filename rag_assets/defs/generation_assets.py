@@ -3,19 +3,20 @@
 import json
 
 import pandas as pd
-from tqdm import tqdm
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+from tqdm import tqdm
 
 from rag_assets.answering import scoring
-from rag_assets.ingest import ground_truth as gt
 from rag_assets.answering.answerer import build_answerer, with_titles
-from rag_assets.retrieval.lexical import BM25Index
-from rag_assets.retrieval.search import ChunkIndex
-from rag_assets.evaluation.provenance import of_table as provenance_of_table
-from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.glue import ALL_STRATEGIES
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
+from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.ingest import ground_truth as gt
+from rag_assets.ingest.access import ALL_TENANTS
+from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.search import ChunkIndex
+
 
 def _summary_markdown(summary: pd.DataFrame) -> str:
     lines = ["| metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|"]
@@ -26,51 +27,100 @@ def _summary_markdown(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-@asset(group_name="evaluation", code_version="generation1", automation_condition=AFTER_RETRIEVAL,
-       ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
-       deps=["retrieval_runs", "bm25_index"])
-def generation_eval(context: AssetExecutionContext, embedder: EmbedderResource, generator: GeneratorResource,
-                    retrieval: RetrievalSettings, data_dir: DataDirResource, corpus_snapshot: pd.DataFrame,
-                    ground_truth: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], embeddings: dict[str, pd.DataFrame]):
+@asset(
+    group_name="evaluation",
+    code_version="generation1",
+    automation_condition=AFTER_RETRIEVAL,
+    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
+    deps=["retrieval_runs", "bm25_index"],
+)
+def generation_eval(
+    context: AssetExecutionContext,
+    embedder: EmbedderResource,
+    generator: GeneratorResource,
+    retrieval: RetrievalSettings,
+    data_dir: DataDirResource,
+    corpus_snapshot: pd.DataFrame,
+    ground_truth: pd.DataFrame,
+    chunk_sets: dict[str, pd.DataFrame],
+    embeddings: dict[str, pd.DataFrame],
+):
     """Answers on a fixed sample through the same path as `rag-assets ask`: SQuAD exact match and
     token F1, abstention, citation validity, the failure decomposition and latency per stage."""
     sample = gt.sample(ground_truth, generator.eval_sample()).drop_duplicates("question_id")  # one phrasing each
     if sample.empty:
-        return Output(pd.DataFrame(columns=["query_id", "kind", "answer"]), metadata={
-            "skipped": "no questions sampled (eval_answerable, eval_unanswerable and eval_out_of_domain are 0): "
-                       "nothing was generated or measured"})
+        return Output(
+            pd.DataFrame(columns=["query_id", "kind", "answer"]),
+            metadata={
+                "skipped": "no questions sampled (eval_answerable, eval_unanswerable and eval_out_of_domain are 0): "
+                "nothing was generated or measured"
+            },
+        )
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
     model = embedder.get()
-    index = ChunkIndex.from_tables(strategy, chunk_sets[strategy], embeddings[strategy],
-                                   BM25Index.load(data_dir.layout.bm25(strategy)), model.identity)
+    index = ChunkIndex.from_tables(
+        strategy,
+        chunk_sets[strategy],
+        embeddings[strategy],
+        BM25Index.load(data_dir.layout.bm25(strategy)),
+        model.identity,
+    )
     lm = generator.get()
-    answerer = build_answerer(index, with_titles(chunk_sets[strategy], corpus_snapshot), model, lm,
-                              threshold=retrieval.refusal_threshold, budget=generator.input_budget, tenant=ALL_TENANTS)
+    answerer = build_answerer(
+        index,
+        with_titles(chunk_sets[strategy], corpus_snapshot),
+        model,
+        lm,
+        threshold=retrieval.refusal_threshold,
+        budget=generator.input_budget,
+        tenant=ALL_TENANTS,
+    )
     rows = []
     questions = tqdm(sample.itertuples(), total=len(sample), desc="generation_eval", unit="question", leave=False)
     for i, q in enumerate(questions, start=1):
         a = answerer.ask(q.query).as_dict()
-        rows.append({"query_id": q.query_id, "kind": q.kind, "needle": q.needle, "answers": [] if q.answers is None else list(q.answers), **a})
-        context.log.info(f"[{i}/{len(sample)}] {q.kind}: " + ("refused by the gate" if a["refused"] else f"{a['answer'][:80]!r}"))
+        rows.append(
+            {
+                "query_id": q.query_id,
+                "kind": q.kind,
+                "needle": q.needle,
+                "answers": [] if q.answers is None else list(q.answers),
+                **a,
+            }
+        )
+        context.log.info(
+            f"[{i}/{len(sample)}] {q.kind}: " + ("refused by the gate" if a["refused"] else f"{a['answer'][:80]!r}")
+        )
     scored = scoring.score_answers(pd.DataFrame(rows))
     summary = scoring.summary(scored)
     latency = scoring.latency(scored)
     table = scored.assign(
-        citations=[json.dumps(c) for c in scored["citations"]], sources=[json.dumps(s) for s in scored["sources"]],
-        dangling=[json.dumps(d) for d in scored["dangling"]], omitted=[json.dumps(o) for o in scored["omitted"]],
-        generator=lm.identity, embedding_model=model.identity, corpus_hash=provenance_of_table(chunk_sets[strategy], ["corpus_hash"])["corpus_hash"],
+        citations=[json.dumps(c) for c in scored["citations"]],
+        sources=[json.dumps(s) for s in scored["sources"]],
+        dangling=[json.dumps(d) for d in scored["dangling"]],
+        omitted=[json.dumps(o) for o in scored["omitted"]],
+        generator=lm.identity,
+        embedding_model=model.identity,
+        corpus_hash=provenance_of_table(chunk_sets[strategy], ["corpus_hash"])["corpus_hash"],
         ground_truth_hash=gt.ground_truth_hash(ground_truth),
     )
     shown = scored[scored["kind"] == "answerable"].head(3)
-    return Output(table, metadata={
-        "generator": lm.identity,
-        "strategy": strategy,
-        "retriever": answerer.retriever,
-        "threshold": MetadataValue.float(retrieval.refusal_threshold),
-        "input_budget_tokens": generator.input_budget,
-        "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),
-        "summary": MetadataValue.md(_summary_markdown(summary)),
-        "latency_ms": MetadataValue.json(latency),
-        "examples": MetadataValue.json([{"query": r.question, "answer": r.answer, "gold": r.answers, "outcome": r.outcome}
-                                        for r in shown.itertuples()]),
-    })
+    return Output(
+        table,
+        metadata={
+            "generator": lm.identity,
+            "strategy": strategy,
+            "retriever": answerer.retriever,
+            "threshold": MetadataValue.float(retrieval.refusal_threshold),
+            "input_budget_tokens": generator.input_budget,
+            "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),
+            "summary": MetadataValue.md(_summary_markdown(summary)),
+            "latency_ms": MetadataValue.json(latency),
+            "examples": MetadataValue.json(
+                [
+                    {"query": r.question, "answer": r.answer, "gold": r.answers, "outcome": r.outcome}
+                    for r in shown.itertuples()
+                ]
+            ),
+        },
+    )

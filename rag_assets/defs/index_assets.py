@@ -3,7 +3,6 @@
 import time
 
 import pandas as pd
-from tqdm import tqdm
 from dagster import (
     AssetCheckResult,
     AssetCheckSpec,
@@ -13,12 +12,13 @@ from dagster import (
     Output,
     asset,
 )
+from tqdm import tqdm
 
-from rag_assets.retrieval import dense
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
+from rag_assets.retrieval import dense
 from rag_assets.retrieval.embedding import PIPELINE_VERSION, embedding_frame, reencoding_error, wordpiece_counts
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 from rag_assets.retrieval.lexical import BM25Index
@@ -38,13 +38,18 @@ SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encodin
     automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("unit_norm_and_distance_identity", asset="embeddings", blocking=True),
-        AssetCheckSpec("single_model_identity", asset="embeddings", blocking=True,
-                       description="every row is stamped with the configured model, and a seeded sample of "
-                                   "vectors equals that model's fresh encoding of the chunk texts"),
+        AssetCheckSpec(
+            "single_model_identity",
+            asset="embeddings",
+            blocking=True,
+            description="every row is stamped with the configured model, and a seeded sample of "
+            "vectors equals that model's fresh encoding of the chunk texts",
+        ),
     ],
 )
-def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_dir: DataDirResource,
-               chunk_sets: pd.DataFrame):
+def embeddings(
+    context: AssetExecutionContext, embedder: EmbedderResource, data_dir: DataDirResource, chunk_sets: pd.DataFrame
+):
     """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity.
 
     Only texts the cache (model identity x text hash) lacks are encoded."""
@@ -52,6 +57,7 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
     texts = chunk_sets["text"].tolist()
     cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
     with tqdm(desc=label("embeddings", context.partition_key), unit="chunk", leave=False) as bar:
+
         def progress(done, total):
             bar.total = total
             bar.update(done - bar.n)
@@ -62,38 +68,50 @@ def embeddings(context: AssetExecutionContext, embedder: EmbedderResource, data_
     frame = embedding_frame(chunk_sets, vectors, model.identity)
     norm_err = dense.norm_error(vectors)
     identity_err = dense.distance_identity_error(vectors) if len(vectors) else 0.0
-    yield Output(frame, metadata={
-        "model_id": model.identity,
-        "dim": model.dim,
-        "chunks": len(texts),
-        "encoded": stats.encoded,
-        "cache_hits": stats.hits,
-        "cache_hit_rate": MetadataValue.float(stats.hit_rate),
-        "chunks_per_second": MetadataValue.float(stats.encoded / stats.seconds if stats.encoded else 0.0),
-        "truncated_share": MetadataValue.float(truncated / len(texts) if texts else 0.0),
-        "truncated_chunks": truncated,
-        "encoder_window": model.window,
-    })
+    yield Output(
+        frame,
+        metadata={
+            "model_id": model.identity,
+            "dim": model.dim,
+            "chunks": len(texts),
+            "encoded": stats.encoded,
+            "cache_hits": stats.hits,
+            "cache_hit_rate": MetadataValue.float(stats.hit_rate),
+            "chunks_per_second": MetadataValue.float(stats.encoded / stats.seconds if stats.encoded else 0.0),
+            "truncated_share": MetadataValue.float(truncated / len(texts) if texts else 0.0),
+            "truncated_chunks": truncated,
+            "encoder_window": model.window,
+        },
+    )
     yield AssetCheckResult(
         check_name="unit_norm_and_distance_identity",
         passed=norm_err < UNIT_TOLERANCE and identity_err < UNIT_TOLERANCE,
-        metadata={"max_norm_error": MetadataValue.float(norm_err),
-                  "max_identity_error_200x200": MetadataValue.float(identity_err)},
+        metadata={
+            "max_norm_error": MetadataValue.float(norm_err),
+            "max_identity_error_200x200": MetadataValue.float(identity_err),
+        },
     )
     identities = sorted(frame["model_id"].unique())
     drift = reencoding_error(model, texts, vectors, IDENTITY_SAMPLE)
     yield AssetCheckResult(
         check_name="single_model_identity",
         passed=set(identities) <= {model.identity} and drift <= SAME_VECTOR,
-        metadata={"identities": MetadataValue.json(identities), "configured": model.identity,
-                  "reencoded_sample": min(IDENTITY_SAMPLE, len(texts)),
-                  "max_reencoding_distance": MetadataValue.float(drift), "tolerance": MetadataValue.float(SAME_VECTOR)},
+        metadata={
+            "identities": MetadataValue.json(identities),
+            "configured": model.identity,
+            "reencoded_sample": min(IDENTITY_SAMPLE, len(texts)),
+            "max_reencoding_distance": MetadataValue.float(drift),
+            "tolerance": MetadataValue.float(SAME_VECTOR),
+        },
     )
 
 
-@asset(group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1", automation_condition=AUTOMATION)
-def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrieval: RetrievalSettings,
-               chunk_sets: pd.DataFrame) -> MaterializeResult:
+@asset(
+    group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1", automation_condition=AUTOMATION
+)
+def bm25_index(
+    context: AssetExecutionContext, data_dir: DataDirResource, retrieval: RetrievalSettings, chunk_sets: pd.DataFrame
+) -> MaterializeResult:
     """A bm25s index over each chunk's embedded `text`, saved beside the Parquet assets."""
     settings = retrieval.bm25()
     t0 = time.perf_counter()
@@ -101,10 +119,12 @@ def bm25_index(context: AssetExecutionContext, data_dir: DataDirResource, retrie
     seconds = time.perf_counter() - t0
     path = data_dir.layout.bm25(context.partition_key)
     index.save(path)
-    return MaterializeResult(metadata={
-        "path": MetadataValue.path(str(path)),
-        "settings": MetadataValue.json(vars(settings)),
-        "documents": index.n_docs,
-        "vocabulary": index.vocabulary_size,
-        "build_seconds": MetadataValue.float(seconds),
-    })
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(path)),
+            "settings": MetadataValue.json(vars(settings)),
+            "documents": index.n_docs,
+            "vocabulary": index.vocabulary_size,
+            "build_seconds": MetadataValue.float(seconds),
+        }
+    )

@@ -5,7 +5,6 @@ partitioned assets; `base` may be any fsspec URL (`s3://...`). Local writes go t
 temporary file renamed into place, so a killed run leaves the previous file readable.
 """
 
-
 from pathlib import Path
 
 import pandas as pd
@@ -22,9 +21,7 @@ from dagster import (
 )
 from upath import UPath
 
-from rag_assets import locking
-
-from rag_assets import storage
+from rag_assets import locking, storage
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80

@@ -1,6 +1,5 @@
 """Settings a run reads: dataset, data dir, ground-truth sample, embedding model, BM25, reranker."""
 
-
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -8,15 +7,14 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from rag_assets import locking
-
 from rag_assets.answering import refusal
 from rag_assets.answering.answerer import SERVING_STRATEGY, serving_strategy
+from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ingest.corpus import MAX_BYTES
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
-from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
-from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
+from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
 from rag_assets.retrieval.lexical import BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
@@ -103,8 +101,13 @@ class RetrievalSettings(ConfigurableResource):
     refusal_threshold: float = refusal.THRESHOLD
 
     def bm25(self) -> BM25Settings:
-        return BM25Settings(variant=self.bm25_variant, k1=self.bm25_k1, b=self.bm25_b,
-                            stopwords=self.bm25_stopwords, stemming=self.bm25_stemming)
+        return BM25Settings(
+            variant=self.bm25_variant,
+            k1=self.bm25_k1,
+            b=self.bm25_b,
+            stopwords=self.bm25_stopwords,
+            stemming=self.bm25_stemming,
+        )
 
     def serving(self, present) -> str:
         return serving_strategy(self.serving_strategy, present)

@@ -36,14 +36,29 @@ RETRIEVER_COMPARISONS = [
 
 
 def default_comparisons(strategy_retriever: str = "dense", retriever_strategy: str = "E") -> list[Comparison]:
-    out = [Comparison(cid, f"{label}: {a} vs {b} ({strategy_retriever})", (a, strategy_retriever), (b, strategy_retriever))
-           for cid, label, a, b in STRATEGY_COMPARISONS]
-    out += [Comparison(cid, f"{label} (strategy {retriever_strategy})", (retriever_strategy, a), (retriever_strategy, b))
-            for cid, label, a, b in RETRIEVER_COMPARISONS]
+    out = [
+        Comparison(cid, f"{label}: {a} vs {b} ({strategy_retriever})", (a, strategy_retriever), (b, strategy_retriever))
+        for cid, label, a, b in STRATEGY_COMPARISONS
+    ]
+    out += [
+        Comparison(cid, f"{label} (strategy {retriever_strategy})", (retriever_strategy, a), (retriever_strategy, b))
+        for cid, label, a, b in RETRIEVER_COMPARISONS
+    ]
     return out
 
 
-PAIRED_COLUMNS = ["k", "wins", "losses", "ties_hit", "ties_miss", "recall_a", "recall_b", "p_value", "p_holm", "n_queries"]
+PAIRED_COLUMNS = [
+    "k",
+    "wins",
+    "losses",
+    "ties_hit",
+    "ties_miss",
+    "recall_a",
+    "recall_b",
+    "p_value",
+    "p_holm",
+    "n_queries",
+]
 SIGNIFICANCE_COLUMNS = ["comparison_id", "comparison", "a", "b", *PAIRED_COLUMNS]
 
 
@@ -52,8 +67,15 @@ def paired_at(a: pd.Series, b: pd.Series, k: int) -> dict:
     ties, both recalls, and the exact sign test on the discordant pairs."""
     ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
     wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
-    return {"wins": wins, "losses": losses, "ties_hit": int((ha & hb).sum()), "ties_miss": int((~ha & ~hb).sum()),
-            "recall_a": float(ha.mean()), "recall_b": float(hb.mean()), "p_value": significance.sign_test(wins, losses)}
+    return {
+        "wins": wins,
+        "losses": losses,
+        "ties_hit": int((ha & hb).sum()),
+        "ties_miss": int((~ha & ~hb).sum()),
+        "recall_a": float(ha.mean()),
+        "recall_b": float(hb.mean()),
+        "p_value": significance.sign_test(wins, losses),
+    }
 
 
 def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:

@@ -3,7 +3,7 @@ Parquet files partitioned by date (`date=YYYY-MM-DD/<time>-<run>.parquet`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -16,13 +16,15 @@ PROVENANCE = [*INPUTS, "code_version"]  # the inputs, and the code that computed
 
 def append(folder: Path, hits: pd.DataFrame, provenance: dict, run_id: str, when: datetime | None = None) -> Path:
     """Write one entry atomically (temporary file renamed into place) and return its path."""
-    when = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    when = (when or datetime.now(UTC)).astimezone(UTC)
     entry = hits.copy()
     for key in PROVENANCE:
         entry[key] = provenance[key]
     entry["run_id"] = run_id
     entry["evaluated_at"] = when.isoformat()
-    return storage.write_parquet(Path(folder) / f"date={when:%Y-%m-%d}" / f"{when:%H%M%S%f}-{run_id[:8]}.parquet", entry)
+    return storage.write_parquet(
+        Path(folder) / f"date={when:%Y-%m-%d}" / f"{when:%H%M%S%f}-{run_id[:8]}.parquet", entry
+    )
 
 
 def entries(folder: Path) -> list[Path]:

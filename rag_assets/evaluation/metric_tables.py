@@ -18,9 +18,31 @@ from rag_assets.evaluation.metrics import (
     reciprocal_rank,
 )
 
-HIT_COLUMNS = ["query_id", "question_id", "strategy", "retriever", "hit_rank", "citable_rank", "depth",
-               "holders", "citable_holders", "ndcg_10", "recall_100"]
-METRIC_COLUMNS = ["strategy", "retriever", "metric", "k", "value", "ci_low", "ci_high", "ci_method", "successes", "n_queries"]
+HIT_COLUMNS = [
+    "query_id",
+    "question_id",
+    "strategy",
+    "retriever",
+    "hit_rank",
+    "citable_rank",
+    "depth",
+    "holders",
+    "citable_holders",
+    "ndcg_10",
+    "recall_100",
+]
+METRIC_COLUMNS = [
+    "strategy",
+    "retriever",
+    "metric",
+    "k",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "successes",
+    "n_queries",
+]
 
 
 def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: pd.DataFrame) -> pd.DataFrame:
@@ -46,19 +68,33 @@ def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: p
                 ndcg, recall100 = ndcg_at(ranked_documents, qrels, 10), recall_at(ranked_documents, qrels, 100)
             else:
                 in_text, in_content = holders[q.question_id]
-            rows.append({
-                "query_id": r.query_id, "question_id": q.question_id, "strategy": strategy, "retriever": r.retriever,
-                "hit_rank": first_relevant_rank(r.chunk_ids, in_text),
-                "citable_rank": first_relevant_rank(r.chunk_ids, in_content),
-                "depth": len(r.chunk_ids), "holders": len(in_text), "citable_holders": len(in_content),
-                "ndcg_10": ndcg, "recall_100": recall100,
-            })
+            rows.append(
+                {
+                    "query_id": r.query_id,
+                    "question_id": q.question_id,
+                    "strategy": strategy,
+                    "retriever": r.retriever,
+                    "hit_rank": first_relevant_rank(r.chunk_ids, in_text),
+                    "citable_rank": first_relevant_rank(r.chunk_ids, in_content),
+                    "depth": len(r.chunk_ids),
+                    "holders": len(in_text),
+                    "citable_holders": len(in_content),
+                    "ndcg_10": ndcg,
+                    "recall_100": recall100,
+                }
+            )
     frame = pd.DataFrame(rows, columns=HIT_COLUMNS)
-    return frame.astype({"hit_rank": "Int64", "citable_rank": "Int64", "depth": "int64",
-                         "holders": "int64", "citable_holders": "int64",
-                         "ndcg_10": "float64", "recall_100": "float64"}).sort_values(
-        ["strategy", "retriever", "query_id"], ignore_index=True
-    )
+    return frame.astype(
+        {
+            "hit_rank": "Int64",
+            "citable_rank": "Int64",
+            "depth": "int64",
+            "holders": "int64",
+            "citable_holders": "int64",
+            "ndcg_10": "float64",
+            "recall_100": "float64",
+        }
+    ).sort_values(["strategy", "retriever", "query_id"], ignore_index=True)
 
 
 def _recall_rows(ranks: pd.Series, prefix: str) -> list[dict]:
@@ -68,12 +104,30 @@ def _recall_rows(ranks: pd.Series, prefix: str) -> list[dict]:
     for k in KS:
         successes = int((filled <= k).sum())
         low, high = significance.wilson(successes, n)
-        out.append({"metric": f"{prefix}recall", "k": k, "value": successes / n if n else np.nan,
-                    "ci_low": low, "ci_high": high, "ci_method": "wilson", "successes": successes})
+        out.append(
+            {
+                "metric": f"{prefix}recall",
+                "k": k,
+                "value": successes / n if n else np.nan,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_method": "wilson",
+                "successes": successes,
+            }
+        )
     rr = np.array([reciprocal_rank(None if pd.isna(x) else int(x)) for x in ranks])
     low, high = significance.bootstrap_mean_ci(rr)
-    out.append({"metric": f"{prefix}mrr", "k": None, "value": float(rr.mean()) if n else np.nan,
-                "ci_low": low, "ci_high": high, "ci_method": "bootstrap", "successes": None})
+    out.append(
+        {
+            "metric": f"{prefix}mrr",
+            "k": None,
+            "value": float(rr.mean()) if n else np.nan,
+            "ci_low": low,
+            "ci_high": high,
+            "ci_method": "bootstrap",
+            "successes": None,
+        }
+    )
     return out
 
 
@@ -89,11 +143,33 @@ def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
             values = group[f"{'ndcg_10' if metric == 'ndcg' else 'recall_100'}"].dropna().to_numpy()
             if len(values):
                 low, high = significance.bootstrap_mean_ci(values)
-                rows.append({"strategy": strategy, "retriever": retriever, "metric": metric, "k": k,
-                             "value": float(values.mean()), "ci_low": low, "ci_high": high,
-                             "ci_method": "bootstrap", "successes": None, "n_queries": len(values)})
-        rows.append({"strategy": strategy, "retriever": retriever, "metric": "answers_destroyed", "k": None,
-                     "value": float(destroyed.get(strategy, 0)), "ci_low": None, "ci_high": None,
-                     "ci_method": None, "successes": None, "n_queries": n})
+                rows.append(
+                    {
+                        "strategy": strategy,
+                        "retriever": retriever,
+                        "metric": metric,
+                        "k": k,
+                        "value": float(values.mean()),
+                        "ci_low": low,
+                        "ci_high": high,
+                        "ci_method": "bootstrap",
+                        "successes": None,
+                        "n_queries": len(values),
+                    }
+                )
+        rows.append(
+            {
+                "strategy": strategy,
+                "retriever": retriever,
+                "metric": "answers_destroyed",
+                "k": None,
+                "value": float(destroyed.get(strategy, 0)),
+                "ci_low": None,
+                "ci_high": None,
+                "ci_method": None,
+                "successes": None,
+                "n_queries": n,
+            }
+        )
     frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     return frame.astype({"k": "Int64", "successes": "Int64", "ci_low": "float64", "ci_high": "float64"})

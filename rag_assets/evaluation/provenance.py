@@ -8,8 +8,13 @@ import json
 import pandas as pd
 
 # Each input, and the word a report uses for it when it changes.
-INPUTS = {"corpus_hash": "corpus", "model_id": "model", "chunker": "chunker", "ground_truth_hash": "questions",
-          "bm25": "BM25 settings"}
+INPUTS = {
+    "corpus_hash": "corpus",
+    "model_id": "model",
+    "chunker": "chunker",
+    "ground_truth_hash": "questions",
+    "bm25": "BM25 settings",
+}
 
 
 def of_runs(runs: pd.DataFrame) -> dict:
@@ -22,12 +27,15 @@ def of_runs(runs: pd.DataFrame) -> dict:
     for key in (k for k in INPUTS if k != "chunker"):
         values = sorted(runs[key].astype(str).unique())
         if len(values) != 1:
-            raise ValueError(f"retrieval_runs mixes {len(values)} values of {key} ({', '.join(values)}): "
-                             "rematerialise the stale strategies first")
+            raise ValueError(
+                f"retrieval_runs mixes {len(values)} values of {key} ({', '.join(values)}): "
+                "rematerialise the stale strategies first"
+            )
         out[key] = values[0]
     stamps = runs.drop_duplicates("strategy").sort_values("strategy")
-    out["chunker"] = json.dumps({s: json.loads(c) if isinstance(c, str) else None
-                                 for s, c in zip(stamps["strategy"], stamps["chunker"])})
+    out["chunker"] = json.dumps(
+        {s: json.loads(c) if isinstance(c, str) else None for s, c in zip(stamps["strategy"], stamps["chunker"])}
+    )
     return out
 
 

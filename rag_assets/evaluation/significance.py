@@ -27,7 +27,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def bootstrap_mean_ci(values: np.ndarray, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_mean_ci(
+    values: np.ndarray, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     values = np.asarray(values, dtype=np.float64)
     if len(values) == 0:
         return (math.nan, math.nan)

@@ -3,13 +3,11 @@ generated from the numbers (never written by hand), so they change when the numb
 
 from __future__ import annotations
 
-
 import pandas as pd
 
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.plots import png_bytes, pyplot
 from rag_assets.evaluation.significance import ALPHA
-
 
 
 def _fmt_p(p: float) -> str:
@@ -19,11 +17,17 @@ def _fmt_p(p: float) -> str:
 def recall_table(metrics: pd.DataFrame) -> str:
     """strategy x retriever rows: R@k [Wilson 95 %] and MRR."""
     rec = metrics[metrics["metric"] == "recall"]
-    single = {m: metrics[metrics["metric"] == m].set_index(["strategy", "retriever"]) for m in ("mrr", "ndcg", "doc_recall")}
+    single = {
+        m: metrics[metrics["metric"] == m].set_index(["strategy", "retriever"]) for m in ("mrr", "ndcg", "doc_recall")
+    }
     extra = [m for m in ("ndcg", "doc_recall") if len(single[m])]  # document-level data sets only
     titles = {"ndcg": "nDCG@10", "doc_recall": "R@100 (documents)"}
-    lines = ["| strategy | retriever | " + " | ".join([f"R@{k}" for k in KS] + ["MRR"] + [titles[m] for m in extra]) + " | n |",
-             "|---|---|" + "---|" * (len(KS) + 2 + len(extra))]
+    lines = [
+        "| strategy | retriever | "
+        + " | ".join([f"R@{k}" for k in KS] + ["MRR"] + [titles[m] for m in extra])
+        + " | n |",
+        "|---|---|" + "---|" * (len(KS) + 2 + len(extra)),
+    ]
     for (s, r), g in rec.groupby(["strategy", "retriever"], sort=True):
         g = g.set_index("k")
         cells = [f"{g.at[k, 'value']:.3f} [{g.at[k, 'ci_low']:.3f}, {g.at[k, 'ci_high']:.3f}]" for k in KS]
@@ -36,16 +40,20 @@ def significance_table(tests: pd.DataFrame) -> str:
     lines = ["| comparison | k | wins | losses | R@k a | R@k b | p | p (Holm) |", "|---|---|---|---|---|---|---|---|"]
     for t in tests.itertuples():
         holm = f"**{_fmt_p(t.p_holm)}**" if t.p_holm < ALPHA else _fmt_p(t.p_holm)
-        lines.append(f"| {t.comparison} | {t.k} | +{t.wins} | −{t.losses} | {t.recall_a:.3f} | {t.recall_b:.3f} | "
-                     f"{_fmt_p(t.p_value)} | {holm} |")
+        lines.append(
+            f"| {t.comparison} | {t.k} | +{t.wins} | −{t.losses} | {t.recall_a:.3f} | {t.recall_b:.3f} | "
+            f"{_fmt_p(t.p_value)} | {holm} |"
+        )
     return "\n".join(lines)
 
 
 def _verdict(t) -> str:
     direction = "wins" if t.wins > t.losses else "loses" if t.losses > t.wins else "ties"
     significant = t.p_holm < ALPHA
-    return (f"{t.a} {direction} against {t.b} at R@{t.k} (+{t.wins}/−{t.losses}, p = {_fmt_p(t.p_value)}, "
-            f"Holm p = {_fmt_p(t.p_holm)}): " + ("significant." if significant else "not significant at this sample size."))
+    return (
+        f"{t.a} {direction} against {t.b} at R@{t.k} (+{t.wins}/−{t.losses}, p = {_fmt_p(t.p_value)}, "
+        f"Holm p = {_fmt_p(t.p_holm)}): " + ("significant." if significant else "not significant at this sample size.")
+    )
 
 
 def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -> list[str]:
@@ -54,13 +62,22 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     at20 = tests[tests["k"] == 20].set_index("comparison_id")
     present = lambda ids: [c for c in at20.index if c in ids]  # noqa: E731  (in the table's order)
     ingredients = present(["overlap_on_blind", "boundaries_vs_blind", "header_on_boundaries"])
-    buys = [at20.at[c, "comparison"].split(":")[0] for c in ingredients
-            if at20.at[c, "p_holm"] < ALPHA and at20.at[c, "wins"] > at20.at[c, "losses"]]
+    buys = [
+        at20.at[c, "comparison"].split(":")[0]
+        for c in ingredients
+        if at20.at[c, "p_holm"] < ALPHA and at20.at[c, "wins"] > at20.at[c, "losses"]
+    ]
     if ingredients:
-        out.append("**Which ingredient buys recall?** " + (
-            f"At R@20, after Holm correction: {', '.join(buys)}." if buys else
-            "At R@20 no single ingredient wins significantly after Holm correction.")
-            + " " + " ".join(_verdict(at20.loc[c]) for c in ingredients))
+        out.append(
+            "**Which ingredient buys recall?** "
+            + (
+                f"At R@20, after Holm correction: {', '.join(buys)}."
+                if buys
+                else "At R@20 no single ingredient wins significantly after Holm correction."
+            )
+            + " "
+            + " ".join(_verdict(at20.loc[c]) for c in ingredients)
+        )
     if present(["hybrid_vs_dense"]):
         t4 = tests[(tests["comparison_id"] == "hybrid_vs_dense") & (tests["k"] == 4)].iloc[0]
         out.append("**Does hybrid beat dense?** " + _verdict(at20.loc["hybrid_vs_dense"]) + " " + _verdict(t4))
@@ -69,8 +86,13 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
         out.append(
             f"**What does overlap cost and buy?** It rescues split answers: blind cuts destroy {destroyed['A']} of "
             f"{answerable} answers, blind cuts with overlap {destroyed['B']}"
-            + (f"; boundaries {destroyed.get('C', 0)}, boundaries with overlap {destroyed.get('D', 0)}." if "C" in destroyed else ".")
-            + " On ranking: " + " ".join(_verdict(at20.loc[c]) for c in cost)
+            + (
+                f"; boundaries {destroyed.get('C', 0)}, boundaries with overlap {destroyed.get('D', 0)}."
+                if "C" in destroyed
+                else "."
+            )
+            + " On ranking: "
+            + " ".join(_verdict(at20.loc[c]) for c in cost)
         )
     return out
 
@@ -88,8 +110,10 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
         for strategy, g in rec[rec["retriever"] == retriever].groupby("strategy", sort=True):
             g = g.sort_values("k")
             ks = g["k"].astype(int).to_numpy()
-            line, = ax.plot(ks, g["value"], marker="o", label=strategy)
-            ax.fill_between(ks, g["ci_low"].astype(float), g["ci_high"].astype(float), color=line.get_color(), alpha=0.12)
+            (line,) = ax.plot(ks, g["value"], marker="o", label=strategy)
+            ax.fill_between(
+                ks, g["ci_low"].astype(float), g["ci_high"].astype(float), color=line.get_color(), alpha=0.12
+            )
         ax.set_xscale("log", base=2)
         ax.set_xticks(list(KS), [str(k) for k in KS])
         ax.set_title(retriever)
@@ -100,22 +124,41 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
     return png_bytes(fig)
 
 
-def render(metrics: pd.DataFrame, tests: pd.DataFrame, skipped: list[str], destroyed: dict[str, int],
-           answerable: int, provenance: dict, image: str | None) -> str:
+def render(
+    metrics: pd.DataFrame,
+    tests: pd.DataFrame,
+    skipped: list[str],
+    destroyed: dict[str, int],
+    answerable: int,
+    provenance: dict,
+    image: str | None,
+) -> str:
     """The whole report as Markdown; `image` is the plot's link (file name or data URI), None
     when nothing was evaluated."""
     parts = [
         "# Retrieval evaluation and significance",
-        "", *[f"- {k}: `{v}`" for k, v in provenance.items()],
-        "", "## Headlines", "",
-        *([f"- {h}" for h in headlines(tests, destroyed, answerable)] or ["- None: the systems these questions compare were not run (see below)."]),
-        "", "## Recall@k with 95 % Wilson intervals",
-        "", "A hit is a returned chunk whose embedded text holds the whole needle (document-level data sets: any chunk "
+        "",
+        *[f"- {k}: `{v}`" for k, v in provenance.items()],
+        "",
+        "## Headlines",
+        "",
+        *(
+            [f"- {h}" for h in headlines(tests, destroyed, answerable)]
+            or ["- None: the systems these questions compare were not run (see below)."]
+        ),
+        "",
+        "## Recall@k with 95 % Wilson intervals",
+        "",
+        "A hit is a returned chunk whose embedded text holds the whole needle (document-level data sets: any chunk "
         "of a relevant document). MRR is over the 100-deep list, with a bootstrap interval in `evaluation_tables`.",
-        "", recall_table(metrics) if image else "No results: no answerable query was retrieved (no chunk, or no question).",
-        "", f"![recall@k]({image})" if image else "",
-        "", "## Paired exact sign tests (wins/losses on the same queries; bold: Holm p < 0.05)",
-        "", significance_table(tests),
+        "",
+        recall_table(metrics) if image else "No results: no answerable query was retrieved (no chunk, or no question).",
+        "",
+        f"![recall@k]({image})" if image else "",
+        "",
+        "## Paired exact sign tests (wins/losses on the same queries; bold: Holm p < 0.05)",
+        "",
+        significance_table(tests),
     ]
     if skipped:
         parts += ["", "Not compared:", *[f"- {s}" for s in skipped]]

@@ -54,8 +54,9 @@ def parse_access(value) -> list[str]:
     """An access list from front matter (`[a, b]` or `a, b`) or sidecar lines, sorted and
     deduplicated; BadAccessList for anything else (no value, a mapping, a bad name)."""
     if value is None:
-        raise BadAccessList("`access:` has no value: list the tenants (access: [team-a]) or remove the key "
-                            "for a public document")
+        raise BadAccessList(
+            "`access:` has no value: list the tenants (access: [team-a]) or remove the key for a public document"
+        )
     if isinstance(value, str):
         items = value.split(",")
     elif isinstance(value, list) and all(isinstance(i, str) for i in value):
@@ -87,8 +88,9 @@ def read_sidecar(path: Path) -> list[str] | None:
 
 def access_by_document(snapshot: pd.DataFrame) -> dict[str, frozenset[str] | None]:
     """document id -> the tenants or groups allowed to see it; None: public."""
-    return {d: None if pd.isna(a) else frozenset(json.loads(a))
-            for d, a in zip(snapshot["document_id"], snapshot["access"])}
+    return {
+        d: None if pd.isna(a) else frozenset(json.loads(a)) for d, a in zip(snapshot["document_id"], snapshot["access"])
+    }
 
 
 def describe_viewer(tenant: str | Scope | None) -> str:

@@ -54,9 +54,15 @@ def import_beir(folder: Path, out: Path, split: str = "test") -> dict:
         for row in csv.DictReader(fh, delimiter="\t"):
             qrels[row["query-id"]][paths[row["corpus-id"]]] = int(row["score"])
     records = [
-        {"id": str(q["_id"]), "phrasings": [q["text"]], "needle": None, "kind": "answerable",
-         "relevant": qrels[str(q["_id"])]}
-        for q in _jsonl(needed[1]) if str(q["_id"]) in qrels
+        {
+            "id": str(q["_id"]),
+            "phrasings": [q["text"]],
+            "needle": None,
+            "kind": "answerable",
+            "relevant": qrels[str(q["_id"])],
+        }
+        for q in _jsonl(needed[1])
+        if str(q["_id"]) in qrels
     ]
     write_questions(dataset.questions_path, records)
     return {"documents": len(paths), "questions": len(records), "judgements": sum(len(v) for v in qrels.values())}

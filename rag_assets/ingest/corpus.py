@@ -20,8 +20,20 @@ from rag_assets.ingest.access import SIDECAR_SUFFIX, BadAccessList, read_sidecar
 from rag_assets.ingest.extractors import EXTRACTORS, ExtractionFailed
 
 SNAPSHOT_COLUMNS = [
-    "document_id", "title", "path", "text", "sha256", "bytes", "extractor", "extractor_version",
-    "status", "reason", "error", "spans", "notes", "access",
+    "document_id",
+    "title",
+    "path",
+    "text",
+    "sha256",
+    "bytes",
+    "extractor",
+    "extractor_version",
+    "status",
+    "reason",
+    "error",
+    "spans",
+    "notes",
+    "access",
 ]
 MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused, not read: raise it per dataset if needed
 
@@ -114,8 +126,9 @@ def list_folder(documents_dir: Path) -> Listing:
             rel, location = prefix + e.name, Path(e.path)
             is_dir = e.is_dir(follow_symlinks=False)
             if e.name.startswith("."):
-                listing.skipped.append({"path": rel + ("/" if is_dir else ""),
-                                        "why": SKIP_RULES["hidden_folder" if is_dir else "hidden"]})
+                listing.skipped.append(
+                    {"path": rel + ("/" if is_dir else ""), "why": SKIP_RULES["hidden_folder" if is_dir else "hidden"]}
+                )
             elif e.name.endswith(SIDECAR_SUFFIX) and not is_dir:
                 document = e.name[: -len(SIDECAR_SUFFIX)]
                 if document not in names or document.startswith("."):
@@ -124,30 +137,44 @@ def list_folder(documents_dir: Path) -> Listing:
                 try:
                     target = location.resolve(strict=True)
                 except FileNotFoundError:
-                    listing.documents.append(failed(rel, location, "broken_link",
-                                                    "dangling symbolic link: its target does not exist"))
+                    listing.documents.append(
+                        failed(rel, location, "broken_link", "dangling symbolic link: its target does not exist")
+                    )
                     continue
                 except (RuntimeError, OSError):
                     listing.documents.append(failed(rel, location, "broken_link", "symbolic link loop"))
                     continue
                 if not listing.inside(target):
-                    listing.documents.append(failed(rel, location, "outside_dataset",
-                                                    "symbolic link to a file outside the dataset folder: never read; "
-                                                    "copy the file into documents/ if it belongs to the corpus"))
+                    listing.documents.append(
+                        failed(
+                            rel,
+                            location,
+                            "outside_dataset",
+                            "symbolic link to a file outside the dataset folder: never read; "
+                            "copy the file into documents/ if it belongs to the corpus",
+                        )
+                    )
                 elif target.is_dir():
                     listing.skipped.append({"path": rel + "/", "why": SKIP_RULES["folder_link"]})
                 elif target.is_file():
                     listing.documents.append(FolderEntry(rel, location, target))
                 else:
-                    listing.documents.append(failed(rel, location, "special_file", "link to something that is not "
-                                                    "a regular file (a FIFO, socket or device): not read"))
+                    listing.documents.append(
+                        failed(
+                            rel,
+                            location,
+                            "special_file",
+                            "link to something that is not a regular file (a FIFO, socket or device): not read",
+                        )
+                    )
             elif is_dir:
                 walk(location, rel + "/")
             elif e.is_file(follow_symlinks=False):
                 listing.documents.append(FolderEntry(rel, location, location))
             else:
-                listing.documents.append(failed(rel, location, "special_file",
-                                                "not a regular file (a FIFO, socket or device): not read"))
+                listing.documents.append(
+                    failed(rel, location, "special_file", "not a regular file (a FIFO, socket or device): not read")
+                )
 
     walk(listing.root, "")
     return listing
@@ -178,8 +205,11 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            return failed("too_large", f"file is {_size(size)}, over the {_size(max_bytes)} limit: "
-                                       "split it or raise the dataset's max_file_mb")
+            return failed(
+                "too_large",
+                f"file is {_size(size)}, over the {_size(max_bytes)} limit: "
+                "split it or raise the dataset's max_file_mb",
+            )
         raw = path.read_bytes()
     except OSError as exc:
         return failed("unreadable", f"cannot read file: {exc.strerror or exc}")
@@ -187,8 +217,9 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
     extractor = EXTRACTORS.get(Path(entry.relative).suffix.lower())
     if extractor is None:
         supported = ", ".join(sorted(EXTRACTORS))
-        return failed("unknown_type", f"unsupported file type {Path(entry.relative).suffix or '(none)'!r}; "
-                                      f"supported: {supported}")
+        return failed(
+            "unknown_type", f"unsupported file type {Path(entry.relative).suffix or '(none)'!r}; supported: {supported}"
+        )
     row.update(extractor=extractor.name, extractor_version=extractor.version)
     if not raw:
         return failed("empty", "empty file (0 bytes): nothing to index")
@@ -201,12 +232,21 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
     except ExtractionFailed as exc:
         return failed(exc.reason, str(exc))
     except Exception as exc:  # a parser bug on one odd file must not sink the folder
-        return failed("extractor_error", f"the {extractor.name} extractor crashed on this file "
-                                         f"({type(exc).__name__}: {exc}); please report it with the file")
+        return failed(
+            "extractor_error",
+            f"the {extractor.name} extractor crashed on this file "
+            f"({type(exc).__name__}: {exc}); please report it with the file",
+        )
     access = sidecar if sidecar is not None else extracted.access
-    return {**row, "text": extracted.text, "title": title_of(extracted.text, extracted.title or row["title"]),
-            "status": "ok", "spans": json.dumps(extracted.spans), "notes": json.dumps(extracted.notes),
-            "access": None if access is None else json.dumps(access)}
+    return {
+        **row,
+        "text": extracted.text,
+        "title": title_of(extracted.text, extracted.title or row["title"]),
+        "status": "ok",
+        "spans": json.dumps(extracted.spans),
+        "notes": json.dumps(extracted.notes),
+        "access": None if access is None else json.dumps(access),
+    }
 
 
 def snapshot_of(listing: Listing, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
@@ -235,6 +275,7 @@ def folder_hash(documents_dir: Path) -> str:
     """The corpus source's data version, taken without extracting anything (cheap enough for
     every sensor tick): it changes whenever the snapshot could, i.e. with a file's bytes, its
     extractor's version, its access sidecar, or an entry failing before it is read."""
+
     def sha(path: Path | None) -> str | None:
         try:
             return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
@@ -257,7 +298,9 @@ def ledger(frame: pd.DataFrame) -> dict:
     rows that break the contract (ok without text, failed without a reason or message)."""
     ok, failed = frame[frame["status"] == "ok"], frame[frame["status"] == "failed"]
     return {
-        "seen": len(frame), "ok": len(ok), "failed": len(failed),
+        "seen": len(frame),
+        "ok": len(ok),
+        "failed": len(failed),
         "failed_by_reason": {str(k): int(v) for k, v in failed["reason"].value_counts().sort_index().items()},
         "other_status": sorted(set(frame["status"]) - {"ok", "failed"}),
         "ok_without_text": ok.loc[ok["text"].fillna("").str.strip() == "", "path"].tolist(),

@@ -29,7 +29,7 @@ class Dataset:
     def questions_path(self) -> Path:
         return self.root / "questions.jsonl"
 
-    def check(self) -> "Dataset":
+    def check(self) -> Dataset:
         """Fail early, naming what is missing, before any run starts."""
         missing = [p.name for p in (self.documents_dir, self.questions_path) if not p.exists()]
         if missing:

@@ -22,8 +22,22 @@ from dataclasses import dataclass, field
 
 from rag_assets.ingest.access import BadAccessList, parse_access
 
-REASONS = ("unreadable", "special_file", "broken_link", "outside_dataset", "too_large", "unknown_type", "empty",
-           "binary", "undecodable", "corrupt", "encrypted", "no_text_layer", "bad_access_list", "extractor_error")
+REASONS = (
+    "unreadable",
+    "special_file",
+    "broken_link",
+    "outside_dataset",
+    "too_large",
+    "unknown_type",
+    "empty",
+    "binary",
+    "undecodable",
+    "corrupt",
+    "encrypted",
+    "no_text_layer",
+    "bad_access_list",
+    "extractor_error",
+)
 
 
 class ExtractionFailed(ValueError):
@@ -53,7 +67,9 @@ def decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ExtractionFailed("undecodable", f"not valid UTF-8 at byte {exc.start}: re-save the file as UTF-8") from None
+        raise ExtractionFailed(
+            "undecodable", f"not valid UTF-8 at byte {exc.start}: re-save the file as UTF-8"
+        ) from None
 
 
 def _require_text(text: str) -> str:
@@ -106,10 +122,12 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     close = next((i for i in range(first + 1, len(lines)) if _CLOSE.fullmatch(lines[i])), None)
     if close is None:
         if _ACCESS_KEY.search(text):
-            raise BadAccessList("front matter opened with `---` is never closed: the access list cannot be "
-                                "read; end it with a `---` line")
+            raise BadAccessList(
+                "front matter opened with `---` is never closed: the access list cannot be "
+                "read; end it with a `---` line"
+            )
         return None, text
-    return "\n".join(lines[first + 1:close]), "\n".join(lines[close + 1:]).lstrip("\n")
+    return "\n".join(lines[first + 1 : close]), "\n".join(lines[close + 1 :]).lstrip("\n")
 
 
 def front_matter_access(meta_text: str) -> list[str] | None:
@@ -122,16 +140,18 @@ def front_matter_access(meta_text: str) -> list[str] | None:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (its line {mark.line + 1})" if mark else ""
-        raise BadAccessList(f"front matter is not valid YAML{where}: {getattr(exc, 'problem', exc)}; "
-                            "the access list cannot be read") from None
+        raise BadAccessList(
+            f"front matter is not valid YAML{where}: {getattr(exc, 'problem', exc)}; the access list cannot be read"
+        ) from None
     if meta is None:
         return None
     if not isinstance(meta, dict):
         raise BadAccessList("front matter must be a YAML mapping (key: value lines); the access list cannot be read")
     keys = [k for k in meta if isinstance(k, str) and k.strip().lower() == "access"]
     if keys and keys != ["access"]:
-        raise BadAccessList(f"front matter key {keys[0]!r} is not `access` (lower case, no spaces): "
-                            "write it as `access:`")
+        raise BadAccessList(
+            f"front matter key {keys[0]!r} is not `access` (lower case, no spaces): write it as `access:`"
+        )
     return parse_access(meta["access"]) if keys else None
 
 
@@ -150,8 +170,24 @@ def extract_markdown(raw: bytes) -> Extracted:
 # --- HTML ----------------------------------------------------------------------------------
 
 _DROPPED = ["script", "style", "noscript", "template", "nav", "svg", "iframe", "form"]
-_BLOCKS = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th", "dt", "dd",
-           "figcaption", "caption"]
+_BLOCKS = [
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "li",
+    "pre",
+    "blockquote",
+    "td",
+    "th",
+    "dt",
+    "dd",
+    "figcaption",
+    "caption",
+]
 
 
 def extract_html(raw: bytes) -> Extracted:
@@ -186,6 +222,7 @@ def extract_html(raw: bytes) -> Extracted:
 
 
 # --- PDF -----------------------------------------------------------------------------------
+
 
 def _page_lines(text: str) -> list[str]:
     return [line.strip() for line in normalise(text).split("\n") if line.strip()]
@@ -258,6 +295,7 @@ def _paragraphs(lines: list[str]) -> list[str]:
 
 # --- CSV and XLSX ---------------------------------------------------------------------------
 
+
 def column_letter(index: int) -> str:
     """0 -> A, 25 -> Z, 26 -> AA."""
     letters = ""
@@ -319,6 +357,7 @@ def extract_xlsx(raw: bytes) -> Extracted:
 
 
 # --- WebVTT and SRT ------------------------------------------------------------------------
+
 
 def _cues_to_text(cues: list[tuple[float, float, str]]) -> Extracted:
     out = _Builder()

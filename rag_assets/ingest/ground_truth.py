@@ -20,8 +20,16 @@ from rag_assets.ingest.corpus import headings
 
 KINDS = ("answerable", "unanswerable", "out_of_domain")
 GROUND_TRUTH_COLUMNS = [
-    "query_id", "question_id", "phrasing", "query", "needle", "kind", "answers",
-    "document_id", "needle_start", "relevant",
+    "query_id",
+    "question_id",
+    "phrasing",
+    "query",
+    "needle",
+    "kind",
+    "answers",
+    "document_id",
+    "needle_start",
+    "relevant",
 ]
 REJECT_COLUMNS = ["question_id", "kind", "reason"]
 
@@ -82,7 +90,9 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
         return "`phrasings` must be a non-empty list of non-empty strings"
     relevant = record.get("relevant")
     if relevant is not None and not (
-        isinstance(relevant, dict) and relevant and all(isinstance(g, int) and not isinstance(g, bool) for g in relevant.values())
+        isinstance(relevant, dict)
+        and relevant
+        and all(isinstance(g, int) and not isinstance(g, bool) for g in relevant.values())
     ):
         return "`relevant` must map document paths to integer grades"
     if kind == "answerable" and not relevant and (not isinstance(needle, str) or not needle.strip()):
@@ -141,12 +151,20 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
             continue
         seen.add(qid)
         for i, phrasing in enumerate(record["phrasings"]):
-            rows.append({
-                "query_id": f"{qid}#{i}", "question_id": qid, "phrasing": i, "query": phrasing.strip(),
-                "needle": record.get("needle") or None, "kind": kind,
-                "answers": [str(a) for a in record.get("answers") or []],
-                "document_id": location[0], "needle_start": location[1], "relevant": relevant,
-            })
+            rows.append(
+                {
+                    "query_id": f"{qid}#{i}",
+                    "question_id": qid,
+                    "phrasing": i,
+                    "query": phrasing.strip(),
+                    "needle": record.get("needle") or None,
+                    "kind": kind,
+                    "answers": [str(a) for a in record.get("answers") or []],
+                    "document_id": location[0],
+                    "needle_start": location[1],
+                    "relevant": relevant,
+                }
+            )
     truth = pd.DataFrame(rows, columns=GROUND_TRUTH_COLUMNS).astype({"phrasing": "int64", "needle_start": "Int64"})
     return truth, pd.DataFrame(rejects, columns=REJECT_COLUMNS)
 

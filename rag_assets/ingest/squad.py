@@ -70,7 +70,9 @@ def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = Non
         (dataset.documents_dir / f"{_slug(title)}.md").write_text(text, encoding="utf-8")
         counts["documents"] += 1
     if extra_questions is not None:
-        extra = [json.loads(line) for line in Path(extra_questions).read_text(encoding="utf-8").splitlines() if line.strip()]
+        extra = [
+            json.loads(line) for line in Path(extra_questions).read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
         records.extend(extra)
         counts["extra"] = len(extra)
     write_questions(dataset.questions_path, records)

@@ -7,7 +7,9 @@ import numpy as np
 from rag_assets.retrieval import ranking
 
 
-def top_k(query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def top_k(
+    query: np.ndarray, matrix: np.ndarray, k: int, candidates: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices and cosine similarities of the k nearest rows, best first; only rows in
     `candidates` (sorted row indices) are scored when given.
 

@@ -48,19 +48,35 @@ def wordpiece_counts(texts: list[str], special_tokens: bool = True) -> np.ndarra
 PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefixes, pooling, normalisation)
 # Everything outside the weights that changes a vector: the architecture, the tokenizer and its
 # vocabulary, the module stack (pooling, normalisation, dense layers), the sequence length, prompts.
-CONFIG_FILES = frozenset({
-    "config.json", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.txt", "merges.txt", "sentencepiece.bpe.model", "spiece.model",
-})
+CONFIG_FILES = frozenset(
+    {
+        "config.json",
+        "modules.json",
+        "sentence_bert_config.json",
+        "config_sentence_transformers.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "added_tokens.json",
+        "vocab.txt",
+        "merges.txt",
+        "sentencepiece.bpe.model",
+        "spiece.model",
+    }
+)
 PIPELINE = {"version": PIPELINE_VERSION, "normalize_embeddings": True, "dtype": "float32"}
 
 
 def weights_hash(path: Path) -> str:
     """sha256 of the weights (a weight file, or every weight file under a model folder): a
     model's identity, whatever its file or folder is called."""
-    files = [path] if path.is_file() else sorted(
-        f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx", ".gguf"))
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(
+            f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx", ".gguf")
+        )
+    )
     digest = hashlib.sha256()
     for f in files:
         with open(f, "rb") as fh:
@@ -115,8 +131,11 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=PIPELINE["normalize_embeddings"],
-            convert_to_numpy=True, show_progress_bar=progress,
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=PIPELINE["normalize_embeddings"],
+            convert_to_numpy=True,
+            show_progress_bar=progress,
         )
         return vectors.astype(np.float32, copy=False)
 
@@ -129,19 +148,25 @@ def text_key(text: str) -> str:
 def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
     """Vectors next to the stamps that say what made them (DESIGN.md §4), and the hash of
     the text each encodes: chunk ids are positional, so only the hash ties a vector to its text."""
-    return pd.DataFrame({
-        "chunk_id": chunks["chunk_id"].to_numpy(),
-        "text_sha256": [text_key(t) for t in chunks["text"]],
-        "embedding": list(vectors),
-        "model_id": model_id,
-        "dim": vectors.shape[1],
-        "pipeline_version": PIPELINE_VERSION,
-        "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "chunk_id": chunks["chunk_id"].to_numpy(),
+            "text_sha256": [text_key(t) for t in chunks["text"]],
+            "embedding": list(vectors),
+            "model_id": model_id,
+            "dim": vectors.shape[1],
+            "pipeline_version": PIPELINE_VERSION,
+            "extractor_version": (chunks["extractor"] + "/" + chunks["extractor_version"]).to_numpy(),
+        }
+    )
 
 
 def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
-    return np.stack(embeddings["embedding"].to_numpy()).astype(np.float32) if len(embeddings) else np.zeros((0, 0), np.float32)
+    return (
+        np.stack(embeddings["embedding"].to_numpy()).astype(np.float32)
+        if len(embeddings)
+        else np.zeros((0, 0), np.float32)
+    )
 
 
 def reencoding_error(model, texts: list[str], vectors: np.ndarray, sample: int = 16) -> float:

@@ -23,9 +23,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from rag_assets.retrieval import ranking
-
 from rag_assets import storage
+from rag_assets.retrieval import ranking
 
 _TOKEN = re.compile(r"[^\W_]+")
 VARIANTS = ("lucene", "okapi")
@@ -72,7 +71,7 @@ class BM25Index:
         self.tokenize = Tokenizer(settings.stopwords, settings.stemming)
 
     @classmethod
-    def build(cls, texts: list[str], settings: BM25Settings = BM25Settings()) -> "BM25Index":
+    def build(cls, texts: list[str], settings: BM25Settings = BM25Settings()) -> BM25Index:
         if not texts:
             return cls(None, settings, 0)
         tokenize = Tokenizer(settings.stopwords, settings.stemming)
@@ -80,7 +79,9 @@ class BM25Index:
         if settings.variant == "lucene":
             retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method="lucene", dtype="float64")
         else:
-            retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method="robertson", idf_method="lucene", dtype="float64")
+            retriever = bm25s.BM25(
+                k1=settings.k1, b=settings.b, method="robertson", idf_method="lucene", dtype="float64"
+            )
         retriever.index(corpus_tokens, show_progress=False)
         if settings.variant == "okapi":
             _substitute_okapi_idf(retriever, corpus_tokens, settings)
@@ -107,15 +108,18 @@ class BM25Index:
 
     def save(self, path: Path) -> None:
         """Write to `path` atomically: a temporary folder swapped into place."""
+
         def fill(tmp: Path) -> None:
             if self.retriever:
                 self.retriever.save(str(tmp))
-            (tmp / "rag_assets_bm25.json").write_text(json.dumps({"settings": asdict(self.settings), "n_docs": self.n_docs}))
+            (tmp / "rag_assets_bm25.json").write_text(
+                json.dumps({"settings": asdict(self.settings), "n_docs": self.n_docs})
+            )
 
         storage.replace_dir(path, fill)
 
     @classmethod
-    def load(cls, path: Path) -> "BM25Index":
+    def load(cls, path: Path) -> BM25Index:
         """The index saved at `path`; IndexUnreadable when it is missing or damaged."""
         path = Path(path)
         meta_path = path / "rag_assets_bm25.json"
@@ -128,8 +132,10 @@ class BM25Index:
         except Exception as exc:  # any damage to any of its files
             raise IndexUnreadable(f"the BM25 index at {path} is damaged ({type(exc).__name__}: {exc})") from None
         if retriever and retriever.scores["num_docs"] != index.n_docs:
-            raise IndexUnreadable(f"the BM25 index at {path} holds {index.retriever.scores['num_docs']} documents, "
-                                  f"its record says {index.n_docs}")
+            raise IndexUnreadable(
+                f"the BM25 index at {path} holds {index.retriever.scores['num_docs']} documents, "
+                f"its record says {index.n_docs}"
+            )
         return index
 
 
@@ -152,5 +158,3 @@ def _substitute_okapi_idf(retriever: bm25s.BM25, corpus_tokens: list[list[str]],
     columns = np.diff(matrix["indptr"])  # one per indexed term; a trailing unused token may lack one
     per_entry = np.repeat(factor[: len(columns)], columns)
     matrix["data"] = (matrix["data"] * per_entry).astype(matrix["data"].dtype)
-
-

@@ -38,7 +38,9 @@ class CrossEncoderReranker:
     def score(self, query: str, passages: list[str]) -> np.ndarray:
         if not passages:
             return np.zeros(0)
-        return np.asarray(self.cross_encoder.predict([(query, p) for p in passages], show_progress_bar=False), dtype=np.float64)
+        return np.asarray(
+            self.cross_encoder.predict([(query, p) for p in passages], show_progress_bar=False), dtype=np.float64
+        )
 
 
 def find_cross_encoder(spec: str | None = None) -> tuple[CrossEncoderReranker | None, str]:
@@ -64,10 +66,7 @@ def find_cross_encoder(spec: str | None = None) -> tuple[CrossEncoderReranker | 
     return CrossEncoderReranker(CrossEncoder(local, device="cpu"), spec), f"loaded {spec} from the local cache"
 
 
-RELEVANCE_PROMPT = (
-    "Passage:\n{passage}\n\nQuery: {query}\n\n"
-    "Does the passage answer the query? Reply with yes or no."
-)
+RELEVANCE_PROMPT = "Passage:\n{passage}\n\nQuery: {query}\n\nDoes the passage answer the query? Reply with yes or no."
 
 
 class LLMRelevanceReranker:

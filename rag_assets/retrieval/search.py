@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from rag_assets.retrieval import dense
 from rag_assets.ingest.access import ALL_TENANTS, Scope, access_by_document, check_tenant
+from rag_assets.retrieval import dense
 from rag_assets.retrieval.embedding import require_identity, text_key, vectors_of
 from rag_assets.retrieval.fusion import RRF_K, rrf
 from rag_assets.retrieval.lexical import BM25Index
@@ -25,8 +25,15 @@ from rag_assets.retrieval.rerank import Reranker
 
 DEPTH = 100
 RUN_COLUMNS = [
-    "query_id", "strategy", "retriever", "chunk_ids", "scores", "distances",
-    "encode_ms", "stage_ms", "total_ms",
+    "query_id",
+    "strategy",
+    "retriever",
+    "chunk_ids",
+    "scores",
+    "distances",
+    "encode_ms",
+    "stage_ms",
+    "total_ms",
 ]
 
 
@@ -54,16 +61,26 @@ class ChunkIndex:
         return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
 
     @classmethod
-    def from_tables(cls, strategy: str, chunks: pd.DataFrame, embeddings: pd.DataFrame, bm25: BM25Index,
-                    model_identity: str, snapshot: pd.DataFrame | None = None) -> "ChunkIndex":
+    def from_tables(
+        cls,
+        strategy: str,
+        chunks: pd.DataFrame,
+        embeddings: pd.DataFrame,
+        bm25: BM25Index,
+        model_identity: str,
+        snapshot: pd.DataFrame | None = None,
+    ) -> ChunkIndex:
         """One strategy's materialised tables as an index, refused (ValueError) unless the vectors
         come from the model that embeds the queries and encode exactly these chunk texts. With
         the corpus snapshot, each chunk carries its document's access list."""
         require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
-        if (embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist()
-                or embeddings["text_sha256"].tolist() != [text_key(t) for t in chunks["text"]]):
-            raise ValueError(f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}] "
-                             f"(chunk ids or texts differ): rematerialise embeddings[{strategy}]")
+        if embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist() or embeddings["text_sha256"].tolist() != [
+            text_key(t) for t in chunks["text"]
+        ]:
+            raise ValueError(
+                f"embeddings[{strategy}] were computed for another version of chunk_sets[{strategy}] "
+                f"(chunk ids or texts differ): rematerialise embeddings[{strategy}]"
+            )
         access = None
         if snapshot is not None:
             lists = access_by_document(snapshot)
@@ -105,19 +122,33 @@ def run_queries(
     rows = []
     ids = np.asarray(index.chunk_ids, dtype=object)
     position = {c: i for i, c in enumerate(index.chunk_ids)}
-    rows_of = tqdm(queries.itertuples(), total=len(queries), desc=f"retrieval[{index.strategy}]", unit="query",
-                   leave=False, disable=len(queries) < 50)
+    rows_of = tqdm(
+        queries.itertuples(),
+        total=len(queries),
+        desc=f"retrieval[{index.strategy}]",
+        unit="query",
+        leave=False,
+        disable=len(queries) < 50,
+    )
     for qi, q in enumerate(rows_of):
         vec = query_vectors[qi]
 
         def row(retriever, chunk_rows, scores, stage, total):
-            rows.append({
-                "query_id": q.query_id, "strategy": index.strategy, "retriever": retriever,
-                "chunk_ids": ids[chunk_rows].tolist(), "scores": [float(s) for s in scores],
-                "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist()
-                if len(chunk_rows) else [],
-                "encode_ms": float(encode_ms[qi]), "stage_ms": _ms(stage), "total_ms": _ms(total),
-            })
+            rows.append(
+                {
+                    "query_id": q.query_id,
+                    "strategy": index.strategy,
+                    "retriever": retriever,
+                    "chunk_ids": ids[chunk_rows].tolist(),
+                    "scores": [float(s) for s in scores],
+                    "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist()
+                    if len(chunk_rows)
+                    else [],
+                    "encode_ms": float(encode_ms[qi]),
+                    "stage_ms": _ms(stage),
+                    "total_ms": _ms(total),
+                }
+            )
 
         t0 = time.perf_counter()
         d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
@@ -138,12 +169,12 @@ def run_queries(
         for reranker in rerankers:
             if reranker.name in rerank_queries and q.query_id not in rerank_queries[reranker.name]:
                 continue
-            shortlist = h_rows[:reranker.depth]
+            shortlist = h_rows[: reranker.depth]
             t0 = time.perf_counter()
             scores = reranker.score(q.query, [index.texts[i] for i in shortlist])
             t_rerank = time.perf_counter() - t0
             order = np.lexsort((np.arange(len(scores)), -scores))
-            reranked = np.concatenate([shortlist[order], h_rows[reranker.depth:]])
+            reranked = np.concatenate([shortlist[order], h_rows[reranker.depth :]])
             tail = [math.nan] * (len(h_rows) - len(shortlist))
             row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
