@@ -1,10 +1,13 @@
+import json
+from pathlib import Path
+
 import pandas as pd
 
 from rag_assets.chunking import diagnostics
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
+from rag_assets.retrieval.embedding import Embedder
 
 
 def _truth(snap, needles):
@@ -33,23 +36,39 @@ def test_blind_cut_destroys_a_needle_that_overlap_and_boundaries_keep(tmp_path):
     assert stats["A"]["answerable_questions"] == 2
 
 
-def test_header_share_and_encoder_window_use_the_real_tokenizer(tmp_path):
+def model_with_window(tmp_path, window: int) -> Path:
+    """The packaged model's files, linked, with another max_seq_length."""
+    packaged, folder = Embedder().path, tmp_path / f"model-{window}"
+    for f in packaged.rglob("*"):
+        if f.is_file() and f.name != "sentence_bert_config.json":
+            (folder / f.relative_to(packaged)).parent.mkdir(parents=True, exist_ok=True)
+            (folder / f.relative_to(packaged)).symlink_to(f)
+    config = json.loads((packaged / "sentence_bert_config.json").read_text())
+    (folder / "sentence_bert_config.json").write_text(json.dumps({**config, "max_seq_length": window}))
+    return folder
+
+
+def test_header_share_and_encoder_window_are_the_configured_models(tmp_path):
     docs = tmp_path / "documents"
     docs.mkdir()
     long_sentence = " ".join(["tokenisation"] * 300) + "."
+    medium = " ".join(["pump"] * 150) + "."
     (docs / "d.md").write_text(
-        f"# Long document title\n\n## Section\n\nShort one.\n\n{long_sentence}", encoding="utf-8"
+        f"# Long document title\n\n## Section\n\nShort one.\n\n{medium}\n\n{long_sentence}", encoding="utf-8"
     )
-    snap = corpus.snapshot(docs)
-    chunks = chunk_corpus(snap, STRATEGIES["E"])
-    stats = diagnostics.chunk_set_stats(chunks, _truth(snap, ["Short one."]))
-    per_chunk = wordpiece_counts(chunks["text"].tolist())
-    assert stats["over_window"] == int((per_chunk > ENCODER_WINDOW).sum()) == 1
+    chunks = chunk_corpus(corpus.snapshot(docs), STRATEGIES["E"])
+    default = Embedder()
+    stats = diagnostics.token_stats(chunks, default)
+    per_chunk = default.count_tokens(chunks["text"].tolist())
+    assert default.window == stats["encoder_window"] == 256
+    assert stats["over_window"] == int((per_chunk > 256).sum()) == 1
     assert stats["max_tokens"] > 600  # "tokenisation" is several word-pieces
-    header = wordpiece_counts(["[Long document title > Section]"], special_tokens=False)[0]
+    header = default.count_tokens(["[Long document title > Section]"], special_tokens=False)[0]
     assert stats["header_tokens"] == header * len(chunks)
     assert stats["header_share"] == stats["header_tokens"] / stats["embedded_tokens"]
-    assert wordpiece_counts(["hello world"]).tolist() == [4]  # [CLS] hello world [SEP]
+    assert default.count_tokens(["hello world"]).tolist() == [4]  # [CLS] hello world [SEP]
+    short = diagnostics.token_stats(chunks, Embedder(model_with_window(tmp_path, 128)))
+    assert short["encoder_window"] == 128 and short["over_window"] == int((per_chunk > 128).sum()) == 2
 
 
 def test_destroyed_questions_ignores_other_kinds():

@@ -11,7 +11,7 @@ from pypdf import PdfReader
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.extractors import EXTRACTORS, column_letter
-from rag_assets.ingest.locators import describe, locate
+from rag_assets.ingest.locators import SpanIndex, describe
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_pdf_pages_locate_chunks_and_running_headers_stay_out(mixed):
     # one paragraph per page here, so each page's text is located on its own page
     spans = json.loads(row.spans)
     assert [s["page"] for s in spans] == [n for n, body in enumerate(PDF_PAGES, start=1) if body]
-    assert all(locate(row.spans, s["start"], s["end"]) == f"#page={s['page']}" for s in spans)
+    assert all(SpanIndex(row.spans).locate(s["start"], s["end"]) == f"#page={s['page']}" for s in spans)
 
 
 def test_spreadsheet_and_transcript_locators(mixed):
@@ -96,10 +96,10 @@ def test_spreadsheet_and_transcript_locators(mixed):
     assert json.loads(snap.loc["parts.csv", "spans"])[1]["range"] == "A3:C3"
     vtt = json.loads(snap.loc["talk.vtt", "spans"])
     assert [s["t"] for s in vtt] == [[1.0, 4.5], [5.0, 9.25]]
-    assert locate(snap.loc["talk.vtt", "spans"], 0, 10_000) == "#t=1,9.25"
-    assert locate(snap.loc["talk.srt", "spans"], vtt[1]["start"], vtt[1]["start"] + 3) == "#t=62.5,66"
+    assert SpanIndex(snap.loc["talk.vtt", "spans"]).locate(0, 10_000) == "#t=1,9.25"
+    assert SpanIndex(snap.loc["talk.srt", "spans"]).locate(vtt[1]["start"], vtt[1]["start"] + 3) == "#t=62.5,66"
     assert describe("#t=62.5,66") == "1:02.5-1:06.0" and describe("#page=4") == "page 4"
-    assert locate(snap.loc["guide.md", "spans"], 0, 10) is None
+    assert SpanIndex(snap.loc["guide.md", "spans"]).locate(0, 10) is None
     assert [column_letter(i) for i in (0, 25, 26, 701, 702)] == ["A", "Z", "AA", "ZZ", "AAA"]
 
 

@@ -52,10 +52,10 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
     source = {"quote": needle}
     other = {"quote": "Tighten the bolts."}
 
-    def row(answer, sources, cited, kind="answerable", refused=False):
+    def row(answer, sources, cited, kind="answerable", refused=False, answers=("north",)):
         return {
             "kind": kind,
-            "answers": ["north"],
+            "answers": list(answers),
             "needle": needle if kind == "answerable" else None,
             "refused": refused,
             "declined": answer == "NO ANSWER",
@@ -74,6 +74,7 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
                 row("South [1].", [source], [source]),
                 row(None, [], [], refused=True),
                 row("NO ANSWER", [other], [], kind="unanswerable"),
+                row("It faces north [1].", [source], [source], answers=()),  # no reference answers: not scored
             ]
         )
     )
@@ -85,10 +86,12 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
         scoring.OUTCOMES[2],
     ]
     assert scored["contains"].tolist()[:5] == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert pd.isna(scored["outcome"].iloc[6]) and pd.isna(scored["em"].iloc[6]) and scored["cites_needle"].iloc[6]
     summary = scoring.summary(scored).set_index(["metric", "group"])
-    assert summary.loc[("correct with evidence", "answerable"), "count"] == 1
+    assert summary.loc[("correct with evidence", "answerable (scored)"), ["count", "n"]].tolist() == [1, 5]
+    assert summary.loc[("not scored (no reference answers)", "answerable"), ["count", "n"]].tolist() == [1, 6]
     assert summary.loc[("declined by the model", "unanswerable"), "count"] == 1
-    assert summary.loc[("citations all valid", "answered"), "n"] == 4  # refusals and the decline are not answers
+    assert summary.loc[("citations all valid", "answered"), "n"] == 5  # refusals and the decline are not answers
 
 
 def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pump):

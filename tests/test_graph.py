@@ -9,6 +9,7 @@ from rag_assets.defs import defs
 EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
+    "questions_file": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "chunker_settings": {
         "group": "sources",
         "deps": [],
@@ -23,7 +24,7 @@ EXPECTED = {
     },
     "ground_truth": {
         "group": "corpus",
-        "deps": ["corpus_snapshot"],
+        "deps": ["corpus_snapshot", "questions_file"],
         "partitions": None,
         "checks": ["needles_unique_outside_headings"],
     },
@@ -83,7 +84,7 @@ EXPECTED = {
     },
     "evaluation_history": {
         "group": "nightly",
-        "deps": ["evaluation_tables", "query_hits"],
+        "deps": ["corpus_snapshot", "evaluation_tables", "query_hits"],
         "partitions": None,
         "checks": [],
     },

@@ -2,6 +2,7 @@
 
 import json
 
+import conftest
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -254,3 +255,50 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
     if case != "no questions":
         assert pd.read_parquet(tmp_path / "data" / "assets" / "chunk_sets" / "C.parquet").empty
     assert pd.read_parquet(tmp_path / "data" / "assets" / "query_hits.parquet").empty
+
+
+ANSWERABLE = [q for q in conftest.TINY_QUESTIONS if q["id"] in ("q-valve", "q-filter")]
+
+
+@pytest.mark.parametrize("per_kind, strategies", [(0, "CE"), (1, "CE"), (2, "CE"), (1, "E")])
+def test_the_graph_materialises_with_few_questions_per_kind_and_one_strategy(per_kind, strategies, tmp_path):
+    """0, 1 and 2 questions of each kind, and one strategy alone: every asset materialises, checks
+    pass, and the significance report compares what it can and says what it cannot."""
+    from conftest import TINY_DOCS, write_dataset
+
+    kinds = {
+        "answerable": ANSWERABLE,
+        "unanswerable": [
+            {"id": f"u{i}", "phrasings": [f"What colour is part {i}?"], "needle": None, "kind": "unanswerable"}
+            for i in range(2)
+        ],
+        "out_of_domain": [
+            {"id": f"o{i}", "phrasings": [f"How do I renew passport {i}?"], "needle": None, "kind": "out_of_domain"}
+            for i in range(2)
+        ],
+    }
+    questions = [q for qs in kinds.values() for q in qs[:per_kind]]
+    dataset = write_dataset(tmp_path / "dataset", TINY_DOCS, questions)
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
+    job = defs.resolve_implicit_global_asset_job_def()
+    with instance_for_test() as instance:
+        for step in materialization_steps(defs, list(strategies)):
+            result = job.execute_in_process(
+                instance=instance,
+                asset_selection=list(step.keys),
+                partition_key=step.partition_key,
+                raise_on_error=False,
+            )
+            assert result.success, [e.message for e in result.all_events if e.is_failure]
+            assert all(
+                c.passed for c in result.get_asset_check_evaluations() if c.check_name != "no_significant_regression"
+            )
+        report = instance.get_latest_materialization_event(AssetKey("significance_report")).asset_materialization
+    table = pd.read_parquet(tmp_path / "data" / "assets" / "evaluation_tables.parquet")
+    assert set(table["n_questions"]) == ({per_kind} if per_kind else set())
+    tests = pd.read_parquet(tmp_path / "data" / "assets" / "significance_report.parquet")
+    compared = {"hybrid_vs_dense", "hybrid_vs_bm25"} | ({"header_on_boundaries"} if strategies == "CE" else set())
+    assert set(tests["comparison_id"]) == (compared if per_kind else set())
+    assert set(tests["n_questions"]) <= {per_kind}
+    skipped = report.metadata["not_compared"].value
+    assert any(s.startswith("boundaries instead of blind cuts: C vs A (dense): no results for") for s in skipped)

@@ -3,7 +3,14 @@
 from datetime import UTC, datetime
 
 import pandas as pd
-from dagster import AssetKey, DagsterInstance, build_schedule_context, instance_for_test
+from dagster import (
+    AssetCheckKey,
+    AssetCheckSeverity,
+    AssetKey,
+    DagsterInstance,
+    build_schedule_context,
+    instance_for_test,
+)
 
 from rag_assets.app.cli import main
 from rag_assets.defs import defs
@@ -25,6 +32,7 @@ def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
     job = defs.resolve_job_def(schedule.job_name)
     selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
     assert selected == {
+        "ground_truth",
         "retrieval_runs",
         "query_hits",
         "evaluation_tables",
@@ -36,10 +44,11 @@ def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
     }
 
 
-def _hits(ranks, strategy="C", retriever="dense"):
+def _hits(ranks, strategy="C", retriever="dense", first=0):
     return pd.DataFrame(
         {
-            "query_id": [f"q{i}" for i in range(len(ranks))],
+            "query_id": [f"q{i}#0" for i in range(first, first + len(ranks))],
+            "question_id": [f"q{i}" for i in range(first, first + len(ranks))],
             "strategy": strategy,
             "retriever": retriever,
             "hit_rank": pd.array(ranks, dtype="Int64"),
@@ -59,11 +68,42 @@ def test_a_significant_loss_is_flagged_and_noise_is_not():
     assert "Significant losses: C/dense at R@1 (+0/−20" in regression.render(result, "now", "before")
 
 
-def test_different_inputs_are_named_not_compared():
-    changed = {**INPUTS, "model_id": "m2", "ground_truth_hash": "g2"}
-    result = regression.compare(_hits([1]), _hits([None]), changed, INPUTS)
-    assert not result.compared and result.changed_inputs == ["model", "questions"] and result.losses.empty
-    assert "Not compared: the inputs differ (model, questions changed)" in regression.render(result, "now", "before")
+def test_changed_inputs_are_compared_on_the_shared_questions_and_named():
+    """The corpus, the model and the questions changed overnight and quality fell: the gate
+    still compares, on the questions both evaluated, and says what changed beside the verdict."""
+    before = _hits([1] * 30 + [None] * 10)
+    after = _hits([None] * 20 + [1] * 10 + [None] * 10 + [1] * 5, first=0)  # 5 questions added
+    changed = {
+        **INPUTS,
+        "model_id": "m2",
+        "ground_truth_hash": "g2",
+        "corpus_hash": "c2",
+        "chunker": '{"C": {"target": 400}}',
+    }
+    docs_before = pd.DataFrame({"document_id": ["a", "b", "c"], "sha256": ["1", "2", "3"]})
+    docs_after = pd.DataFrame({"document_id": ["a", "b", "d"], "sha256": ["1", "22", "4"]})
+    result = regression.compare(after, before, changed, INPUTS, docs_after, docs_before)
+    assert result.compared and set(result.table["n_questions"]) == {40}  # the 5 new questions are not paired
+    assert result.changes == [
+        "corpus: 1 document added, 1 edited, 1 removed",
+        "model: m1 -> m2",
+        "questions: 5 questions added",
+        "chunker of C changed",
+    ]
+    at1 = result.table.set_index("k").loc[1]
+    assert (at1["wins"], at1["losses"]) == (0, 20) and at1["significant_loss"]
+    assert "model: m1 -> m2" in at1["changed"] and "chunker of C changed" in at1["changed"]
+    report = regression.render(result, "now", "before")
+    assert "What changed: corpus: 1 document added, 1 edited, 1 removed; model: m1 -> m2" in report
+    assert "Compared by question on the 40 questions both evaluated." in report
+
+
+def test_only_evaluations_sharing_no_question_are_not_compared():
+    result = regression.compare(
+        _hits([1, 1]), _hits([None, 1], first=10), {**INPUTS, "ground_truth_hash": "g2"}, INPUTS
+    )
+    assert not result.compared and result.why_not == "the two evaluations share no question" and result.losses.empty
+    assert "Not compared: the two evaluations share no question." in regression.render(result, "now", "before")
 
 
 def test_history_entries_are_dated_ordered_and_carry_provenance(tmp_path):
@@ -94,16 +134,25 @@ def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path, monkeypatc
         monkeypatch.setenv(var, "unset")
     data_dir = tmp_path / "data"
     args = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
-    assert main(args) == 0 and main(args) == 0
+    assert main(args) == 0
+    with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:  # a first entry compares nothing
+        check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [AssetCheckKey(AssetKey("regression_report"), "no_significant_regression")]
+        )
+        evaluation = next(iter(check.values())).event.dagster_event.event_specific_data
+        assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
+    assert main(args) == 0
     report = (data_dir / "reports" / "regression_report.md").read_text()
-    assert "No significant loss." in report and "| C | dense | 1 |" in report
+    assert "No significant loss." in report and "| C | dense | 1 |" in report and "What changed: nothing" in report
     questions = tiny_dataset / "questions.jsonl"
     lines = questions.read_text().splitlines()
     questions.write_text("\n".join(line for line in lines if "q-filter" not in line) + "\n")
     assert main(args) == 0
     report = (data_dir / "reports" / "regression_report.md").read_text()
-    assert "Not compared: the inputs differ (questions changed)" in report
+    assert "What changed: questions: 1 question removed." in report and "No significant loss." in report
+    assert "Compared by question on the 2 questions both evaluated." in report
     assert len(history.entries(data_dir / "assets" / "evaluation_history")) == 3
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         record = instance.fetch_materializations(AssetKey("regression_report"), limit=1).records[0]
-        assert record.asset_materialization.metadata["changed_inputs"].value == ["questions"]
+        assert record.asset_materialization.metadata["changes"].value == ["questions: 1 question removed"]
+        assert record.asset_materialization.metadata["compared"].value is True

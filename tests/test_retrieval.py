@@ -36,9 +36,9 @@ def embedder():
 def test_okapi_variant_agrees_with_rank_bm25_on_real_text(bundled):
     chunks, truth = bundled
     texts = chunks["text"].tolist()
-    tokenize = Tokenizer()
+    tokenize = Tokenizer("plain")  # the same tokens on both sides: the test is about the formula
     reference = BM25Okapi([tokenize(t) for t in texts], k1=1.2, b=0.75, epsilon=0.25)
-    ours = BM25Index.build(texts, BM25Settings(variant="okapi"))
+    ours = BM25Index.build(texts, BM25Settings(variant="okapi", analyzer="plain"))
     queries = truth["query"].tolist()[:60]
     for q in queries:
         expected = reference.get_scores(tokenize(q))
@@ -51,7 +51,7 @@ def test_okapi_variant_agrees_with_rank_bm25_on_real_text(bundled):
 
 def test_lucene_variant_matches_its_formula_by_hand():
     docs = ["red pump red", "blue pump", "green valve"]
-    index = BM25Index.build(docs)  # lucene, k1 = 1.2, b = 0.75
+    index = BM25Index.build(docs, BM25Settings(analyzer="plain"))  # lucene, k1 = 1.2, b = 0.75
     n, avgdl, k1, b = 3, 7 / 3, 1.2, 0.75
     idf_red = math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
     idf_pump = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))
@@ -64,7 +64,7 @@ def test_lucene_variant_matches_its_formula_by_hand():
 
 def test_bm25_saves_and_loads_the_same_index(tmp_path, bundled):
     chunks, truth = bundled
-    index = BM25Index.build(chunks["text"].tolist(), BM25Settings(stemming=True, stopwords=True))
+    index = BM25Index.build(chunks["text"].tolist(), BM25Settings(analyzer="snowball"))
     index.save(tmp_path / "idx")
     index.save(tmp_path / "idx")  # replacing an existing index works and leaves no temporary folder
     loaded = BM25Index.load(tmp_path / "idx")
@@ -80,9 +80,15 @@ def test_bm25_saves_and_loads_the_same_index(tmp_path, bundled):
 
 
 def test_tokenizer_options():
-    assert Tokenizer()("Café_au-lait E42, résumé!") == ["café", "au", "lait", "e42", "résumé"]
-    assert Tokenizer(stopwords=True)("the pump of the year") == ["pump", "year"]
-    assert Tokenizer(stemming=True)("running pumps") == ["run", "pump"]
+    assert Tokenizer("plain")("Café_au-lait E42, résumé!") == ["café", "au", "lait", "e42", "résumé"]
+    assert Tokenizer()("The pump's bearings") == Tokenizer("english")("The pump's bearings")  # the default
+    assert Tokenizer("snowball")("the pump of the year") == ["pump", "year"]
+    assert Tokenizer("snowball")("running pumps") == ["run", "pump"]
+    # Lucene's EnglishAnalyzer: possessives dropped, its 33 stop words, Porter (not Snowball) stems
+    assert Tokenizer("english")("The pump's bearings are generously sized") == ["pump", "bear", "gener", "size"]
+    assert Tokenizer("snowball")("generously") == ["generous"]
+    with pytest.raises(ValueError, match="analyzer must be one of"):
+        BM25Settings(analyzer="french")
     with pytest.raises(ValueError, match="variant must be one of"):
         BM25Settings(variant="bm25x")
 
@@ -168,3 +174,15 @@ def test_hybrid_keeps_dense_nearest_chunk_so_the_gate_refuses_alike(embedder, bu
         index="query_id", columns="retriever", values="nearest"
     )
     assert len(nearest) == 80 and (nearest["hybrid"] == nearest["dense"]).all()
+
+
+def test_bm25_returns_only_chunks_that_match_and_hybrid_fuses_only_real_candidates(embedder):
+    texts = ["The impeller spins.", "The valve is closed.", "Bearings need grease.", "Seals leak when worn."]
+    index = ChunkIndex("C", [f"c{i}" for i in range(4)], texts, embedder.encode(texts), BM25Index.build(texts))
+    query = "impeller"
+    runs = run_queries(index, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
+                       np.zeros(1)).set_index("retriever")
+    assert runs.at["bm25", "chunk_ids"] == ["c0"]  # before: c0, then c1, c2, c3 at score 0 in index order
+    assert all(s > 0 for s in runs.at["bm25", "scores"])
+    fused = dict(zip(runs.at["hybrid", "chunk_ids"], runs.at["hybrid", "scores"]))
+    assert fused["c0"] == pytest.approx(2 / 61) and all(fused[c] < 1 / 60 for c in ("c1", "c2", "c3"))  # dense only

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets.evaluation import comparisons, metric_tables, significance
+from rag_assets.evaluation import comparisons, metric_tables, significance, significance_markdown
 from rag_assets.evaluation.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
 from rag_assets.retrieval.fusion import rrf
 
@@ -99,7 +99,8 @@ def test_metric_table_by_hand():
         significance.wilson(2, 4)
     )
     mrr = table[table.index.get_level_values(0) == "mrr"].iloc[0]
-    assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap"
+    assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap by question"
+    assert table.loc[("recall", 4), "ci_method"] == "wilson" and table.loc[("recall", 4), "n_questions"] == 4
     assert table[table.index.get_level_values(0) == "citable_recall"]["value"].eq(0).all()
     assert table[table.index.get_level_values(0) == "answers_destroyed"]["value"].iloc[0] == 1
 
@@ -139,3 +140,44 @@ def test_top_k_keeps_index_order_among_ties_even_at_the_cut():
     rng = np.random.default_rng(3)
     many = rng.integers(0, 20, size=5000).astype(float)
     assert top_k_indices(many, 100).tolist() == np.lexsort((np.arange(5000), -many))[:100].tolist()
+
+
+def test_phrasings_of_one_question_count_once_in_tables_and_tests():
+    """Two phrasings of q0 and one of q1: R@1 is the mean over questions of each question's hit
+    share, the interval a bootstrap over questions, and the sign test counts questions."""
+    a = _hits(
+        [
+            ("q0#0", "q0", "E", "hybrid", 1, None, 100, 1, 1),
+            ("q0#1", "q0", "E", "hybrid", 1, None, 100, 1, 1),
+            ("q1#0", "q1", "E", "hybrid", None, None, 100, 1, 1),
+        ]
+    )
+    b = a.assign(retriever="dense", hit_rank=pd.array([1, None, None], dtype="Int64"))
+    table = metric_tables.metric_table(pd.concat([a, b]), {}).set_index(["retriever", "metric", "k"])
+    assert table.loc[("dense", "recall", 1), "value"] == pytest.approx((0.5 + 0) / 2)  # not 1/3 over phrasings
+    assert table.loc[("dense", "recall", 1), ["n_queries", "n_questions"]].tolist() == [3, 2]
+    assert table.loc[("dense", "recall", 1), "ci_method"] == "bootstrap by question"
+    tests, _ = comparisons.paired_tests(
+        pd.concat([a, b]), [comparisons.Comparison("hd", "h vs d", ("E", "hybrid"), ("E", "dense"))], ks=(1,)
+    )
+    row = tests.iloc[0]
+    assert (row.wins, row.losses, row.ties_miss, row.n_questions, row.n_queries) == (1, 0, 1, 2, 3)
+    assert (row.recall_a, row.recall_b) == (0.5, 0.25)
+
+
+def test_a_headline_names_the_k_where_a_difference_is_significant():
+    """E beats C on 18 questions at R@4 and ties at R@20: the headline says R@4, with its counts,
+    instead of judging at R@20 alone ("not significant")."""
+    rows = []
+    for i in range(60):
+        e_rank, c_rank = (2, 7) if i < 18 else (1, 1)
+        rows += [(f"q{i}", f"q{i}", "E", "dense", e_rank, None, 100, 1, 1),
+                 (f"q{i}", f"q{i}", "C", "dense", c_rank, None, 100, 1, 1)]
+    chosen = [comparisons.Comparison("header_on_boundaries", "header on boundaries: E vs C (dense)",
+                                     ("E", "dense"), ("C", "dense"))]
+    tests, _ = comparisons.paired_tests(_hits(rows), chosen)
+    [line] = significance_markdown.headlines(tests, {}, 60)
+    assert "After Holm correction: header on boundaries (at R@4)." in line
+    assert "E/dense vs C/dense: significant at R@4 (wins +18/−0, Holm p = 3.1e-05); not at R@1, R@8, R@20." in line
+    none = comparisons.paired_tests(_hits([r for r in rows if r[0] in ("q0", "q30", "q31")]), chosen)[0]
+    assert "significant at no k after Holm (closest: R@4, +1/−0" in significance_markdown.verdict(none)

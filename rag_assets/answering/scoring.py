@@ -107,13 +107,25 @@ def _rate(name: str, group: str, successes: int, n: int) -> dict:
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
     """Long table of rates (Wilson intervals) and means, per question kind."""
     rows = []
-    answerable = scored[scored["kind"] == "answerable"]
+    every = scored[scored["kind"] == "answerable"]
+    answerable = every[every["outcome"].notna()]  # those with reference answers: the only ones scored
     n = len(answerable)
+    rows.append(
+        {
+            "metric": "not scored (no reference answers)",
+            "group": "answerable",
+            "count": len(every) - n,
+            "n": len(every),
+            "value": (len(every) - n) / len(every) if len(every) else np.nan,
+            "ci_low": None,
+            "ci_high": None,
+        }
+    )
     for metric in ("em", "f1", "contains"):
         rows.append(
             {
                 "metric": metric,
-                "group": "answerable",
+                "group": "answerable (scored)",
                 "count": None,
                 "n": n,
                 "value": float(answerable[metric].mean()) if n else np.nan,
@@ -122,7 +134,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
             }
         )
     for outcome in OUTCOMES:
-        rows.append(_rate(outcome, "answerable", int((answerable["outcome"] == outcome).sum()), n))
+        rows.append(_rate(outcome, "answerable (scored)", int((answerable["outcome"] == outcome).sum()), n))
     gave = scored[~scored["refused"] & ~scored["declined"]]
     rows.append(_rate("citations all valid", "answered", int(gave["citations_valid"].astype(bool).sum()), len(gave)))
     gave_answerable = gave[gave["kind"] == "answerable"]

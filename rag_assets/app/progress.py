@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass, field
 
+from dagster import AssetCheckSeverity
+
 from rag_assets.defs.glue import label
 
 SUMMARY_FIELDS = [  # (metadata key, column title, format)
@@ -22,6 +24,7 @@ class RunReport:
     chunk_sets: dict[str, dict] = field(default_factory=dict)
     answerable: int = 0
     failed_checks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     materialized: int = 0
 
     def add(self, result) -> list[str]:
@@ -34,14 +37,20 @@ class RunReport:
             self.materialized += 1
             rows = meta.get("dagster/row_count", meta.get("documents"))
             lines.append(f"{name}: {rows} rows" if rows is not None else name)
-            if mat.asset_key.to_user_string() == "chunk_sets":
-                self.chunk_sets[mat.partition] = meta
+            if mat.asset_key.to_user_string() in ("chunk_sets", "embeddings"):  # what it destroys, what it costs
+                self.chunk_sets.setdefault(mat.partition, {}).update(meta)
                 self.answerable = meta.get("answerable_questions", self.answerable)
         for evaluation in result.get_asset_check_evaluations():
             name = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
-            if not evaluation.passed:
+            details = {k: _value(v) for k, v in evaluation.metadata.items()}
+            if evaluation.passed:
+                continue
+            if evaluation.severity == AssetCheckSeverity.WARN:  # a state to see, not a failure
+                self.warnings.append(f"{name}: {evaluation.description or details}")
+                lines.append(f"CHECK WARNING {name}: {evaluation.description or details}")
+            else:
                 self.failed_checks.append(name)
-                lines.append(f"CHECK FAILED {name}: {dict((k, _value(v)) for k, v in evaluation.metadata.items())}")
+                lines.append(f"CHECK FAILED {name}: {details}")
         return lines
 
     @property
@@ -58,7 +67,8 @@ class RunReport:
             out.append(f"chunk sets ({self.answerable} answerable questions in the ground truth):")
             header = ["strategy"] + [title for _, title, _ in SUMMARY_FIELDS]
             rows = [
-                [key] + [fmt.format(meta[k]) for k, _, fmt in SUMMARY_FIELDS] for key, meta in self.chunk_sets.items()
+                [key] + [fmt.format(meta[k]) if k in meta else "—" for k, _, fmt in SUMMARY_FIELDS]
+                for key, meta in self.chunk_sets.items()
             ]
             widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
             for r in [header] + rows:
@@ -66,4 +76,5 @@ class RunReport:
         out.append(
             "all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}"
         )
+        out += [f"warning: {w}" for w in self.warnings]
         return "\n".join(out)

@@ -16,6 +16,7 @@ from rag_assets.layout import DataDir
 from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
 from rag_assets.retrieval.search import ChunkIndex
 
+# The sources the served index is built from, and the asset that reads each (questions are not served).
 SOURCE_READERS = {"corpus_files": "corpus_snapshot", "embedding_model": "embeddings", "chunker_settings": "chunk_sets"}
 
 
@@ -52,7 +53,7 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
         instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])
     ):
         source = event.asset_key.to_user_string()
-        if event.partition in (None, strategy):
+        if source in SOURCE_READERS and event.partition in (None, strategy):
             reader = label(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
             problems.append(f"{reader} is stale: {label(event.asset_key, event.partition)} changed since the last run")
     resolver = stale_resolver(defs, instance)

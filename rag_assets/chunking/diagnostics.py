@@ -12,7 +12,6 @@ from __future__ import annotations
 import pandas as pd
 
 from rag_assets.evaluation.metrics import needle_holders
-from rag_assets.retrieval.embedding import ENCODER_WINDOW, wordpiece_counts
 
 
 def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:
@@ -26,9 +25,7 @@ def _lost(holders: dict[str, tuple[set[str], set[str]]], column: str) -> list[st
 
 
 def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:
-    texts = chunks["text"].tolist()
-    embedded = wordpiece_counts(texts)
-    headers = wordpiece_counts([h.rstrip("\n") for h in chunks["header"]], special_tokens=False)
+    """What a chunk set destroys, whatever model embeds it."""
     n_answerable = int(truth.loc[truth["kind"] == "answerable", "question_id"].nunique())
     holders = needle_holders(chunks, truth)
     destroyed, not_citable = _lost(holders, "text"), _lost(holders, "content")
@@ -36,14 +33,24 @@ def chunk_set_stats(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict:
     return {
         "chunks": len(chunks),
         "documents": int(chunks["document_id"].nunique()),
-        "embedded_tokens": int(embedded.sum()),
-        "header_tokens": int(headers.sum()),
-        "header_share": float(headers.sum() / embedded.sum()) if len(embedded) else 0.0,
-        "over_window": int((embedded > ENCODER_WINDOW).sum()),
-        "max_tokens": int(embedded.max()) if len(embedded) else 0,
         "mean_content_chars": float(content_chars.mean()) if len(chunks) else 0.0,
         "answerable_questions": n_answerable,
         "answers_destroyed": len(destroyed),
         "answers_not_citable": len(not_citable),
         "destroyed_question_ids": destroyed,
+    }
+
+
+def token_stats(chunks: pd.DataFrame, embedder) -> dict:
+    """What a chunk set costs the model that embeds it, counted with that model's tokenizer:
+    the share of embedded tokens spent on header lines, and the chunks over its window."""
+    embedded = embedder.count_tokens(chunks["text"].tolist())
+    headers = embedder.count_tokens([h.rstrip("\n") for h in chunks["header"]], special_tokens=False)
+    return {
+        "embedded_tokens": int(embedded.sum()),
+        "header_tokens": int(headers.sum()),
+        "header_share": float(headers.sum() / embedded.sum()) if embedded.sum() else 0.0,
+        "over_window": int((embedded > embedder.window).sum()),
+        "max_tokens": int(embedded.max()) if len(embedded) else 0,
+        "encoder_window": embedder.window,
     }

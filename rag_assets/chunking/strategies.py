@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from rag_assets.ingest.corpus import Heading, headings
-from rag_assets.ingest.locators import locate
+from rag_assets.ingest.locators import SpanIndex
 
 
 @dataclass(frozen=True)
@@ -296,16 +296,18 @@ def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
     with the extractor (and its version) that produced the text it points into and with its
     locator in the original file (page, time span or cell range; None for plain text)."""
     ok = documents[documents["status"] == "ok"].sort_values("path")
-    rows = [
-        {
-            **asdict(c),
-            "extractor": d.extractor,
-            "extractor_version": d.extractor_version,
-            "locator": locate(d.spans, c.start, c.end),
-        }
-        for d in ok.itertuples()
-        for c in chunk_document(d.document_id, d.title, d.text, strategy)
-    ]
+    rows = []
+    for d in ok.itertuples():
+        spans = SpanIndex(d.spans)  # parsed once per document
+        rows += [
+            {
+                **asdict(c),
+                "extractor": d.extractor,
+                "extractor_version": d.extractor_version,
+                "locator": spans.locate(c.start, c.end),
+            }
+            for c in chunk_document(d.document_id, d.title, d.text, strategy)
+        ]
     frame = pd.DataFrame(rows, columns=CHUNK_COLUMNS)
     return frame.astype(
         {"position": "int64", "start": "int64", "end": "int64", "word_start": "Int64", "word_count": "Int64"}

@@ -17,6 +17,13 @@ AFTER_RETRIEVAL = (
     | AutomationCondition.code_version_changed()
 ) & CHECKS_PASSED
 
+# evaluation_history reads the corpus snapshot only to record which documents an evaluation
+# saw: a new snapshot alone is no new evaluation to append.
+AFTER_EVALUATION = (
+    AutomationCondition.eager().ignore(AssetSelection.assets("corpus_snapshot"))
+    | AutomationCondition.code_version_changed()
+) & CHECKS_PASSED
+
 automation_sensor = AutomationConditionSensorDefinition(
     "automation",
     target=AssetSelection.all(),

@@ -90,7 +90,8 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
 
 @asset(
     group_name="corpus",
-    code_version="ground_truth1",
+    code_version="ground_truth2",
+    deps=["questions_file"],
     automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth", blocking=True)],
 )
@@ -98,7 +99,9 @@ def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpu
     """Validated queries (one row per phrasing); rejected questions listed with reasons."""
     records, unreadable = gt.read_questions(dataset.dataset().questions_path)
     truth, invalid = gt.validate(records, corpus_snapshot)
-    rejects = pd.DataFrame(unreadable + invalid.to_dict("records"), columns=gt.REJECT_COLUMNS)
+    rejects = pd.DataFrame(unreadable + invalid.to_dict("records"), columns=gt.REJECT_COLUMNS).sort_values(
+        "line", kind="stable", ignore_index=True
+    )
     spec = dataset.sample()
     kept = gt.sample(truth, spec)
     if len(rejects):

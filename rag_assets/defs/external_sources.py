@@ -7,6 +7,8 @@ by a sensor that runs by default. The assets that read a source then show as sta
 UI ("has a new dependency data version") and the automation sensor re-materialises them.
 """
 
+import hashlib
+
 from dagster import (
     AssetKey,
     AssetMaterialization,
@@ -35,7 +37,12 @@ corpus_files = AssetSpec(
 embedding_model = AssetSpec(
     "embedding_model",
     group_name="sources",
-    description="The embedding model; data version: its identity (name + sha256 of the weights).",
+    description="The embedding model; data version: its identity (name + fingerprint of weights and configuration).",
+)
+questions_file = AssetSpec(
+    "questions_file",
+    group_name="sources",
+    description="The dataset's questions.jsonl; data version: sha256 of its bytes.",
 )
 chunker_settings = AssetSpec(
     "chunker_settings",
@@ -43,13 +50,14 @@ chunker_settings = AssetSpec(
     partitions_def=strategy_partitions,
     description="Each strategy's settings; data version: their fingerprint.",
 )
-SOURCES = [corpus_files, embedding_model, chunker_settings]
+SOURCES = [corpus_files, questions_file, embedding_model, chunker_settings]
 
 
 def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> list[tuple[AssetKey, str | None, str]]:
     """(source, partition, current data version) for every source."""
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
+        (questions_file.key, None, hashlib.sha256(dataset.dataset().questions_path.read_bytes()).hexdigest()),
         (embedding_model.key, None, embedder.identity()),
     ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]

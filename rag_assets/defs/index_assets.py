@@ -14,12 +14,13 @@ from dagster import (
 )
 from tqdm import tqdm
 
+from rag_assets.chunking import diagnostics
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.retrieval import dense
-from rag_assets.retrieval.embedding import PIPELINE_VERSION, embedding_frame, reencoding_error, wordpiece_counts
+from rag_assets.retrieval.embedding import PIPELINE_VERSION, embedding_frame, reencoding_error
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 from rag_assets.retrieval.lexical import BM25Index
 
@@ -64,7 +65,7 @@ def embeddings(
 
         vectors, stats = cache.encode(texts, progress)
     context.log.info(f"{stats.encoded} texts encoded, {stats.hits} from the cache ({stats.hit_rate:.0%})")
-    truncated = int((wordpiece_counts(texts) > model.window).sum()) if texts else 0
+    tokens = diagnostics.token_stats(chunk_sets, model)
     frame = embedding_frame(chunk_sets, vectors, model.identity)
     norm_err = dense.norm_error(vectors)
     identity_err = dense.distance_identity_error(vectors) if len(vectors) else 0.0
@@ -78,9 +79,7 @@ def embeddings(
             "cache_hits": stats.hits,
             "cache_hit_rate": MetadataValue.float(stats.hit_rate),
             "chunks_per_second": MetadataValue.float(stats.encoded / stats.seconds if stats.encoded else 0.0),
-            "truncated_share": MetadataValue.float(truncated / len(texts) if texts else 0.0),
-            "truncated_chunks": truncated,
-            "encoder_window": model.window,
+            **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in tokens.items()},
         },
     )
     yield AssetCheckResult(

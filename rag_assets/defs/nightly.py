@@ -6,6 +6,7 @@ from importlib.metadata import version
 import pandas as pd
 from dagster import (
     AssetCheckResult,
+    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetSelection,
@@ -18,7 +19,7 @@ from dagster import (
 )
 
 from rag_assets import storage
-from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.automation import AFTER_EVALUATION, AUTOMATION
 from rag_assets.defs.resources import DataDirResource
 from rag_assets.evaluation import history, regression
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
@@ -42,9 +43,13 @@ def code_versions(context: AssetExecutionContext) -> str:
     )
 
 
-@asset(group_name="nightly", code_version="history1", automation_condition=AUTOMATION)
+@asset(group_name="nightly", code_version="history2", automation_condition=AFTER_EVALUATION)
 def evaluation_history(
-    context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame, evaluation_tables: pd.DataFrame
+    context: AssetExecutionContext,
+    data_dir: DataDirResource,
+    query_hits: pd.DataFrame,
+    evaluation_tables: pd.DataFrame,
+    corpus_snapshot: pd.DataFrame,
 ) -> MaterializeResult:
     """Appends this evaluation's per-query hits with full provenance (Parquet, by date)."""
     provenance = provenance_of_table(evaluation_tables)
@@ -56,7 +61,13 @@ def evaluation_history(
                 "entries": len(history.entries(data_dir.layout.history)),
             }
         )
-    path = history.append(data_dir.layout.history, query_hits, provenance, context.run.run_id)
+    path = history.append(
+        data_dir.layout.history,
+        query_hits,
+        provenance,
+        context.run.run_id,
+        documents=corpus_snapshot[corpus_snapshot["status"] == "ok"],
+    )
     return MaterializeResult(
         metadata={
             "entry": MetadataValue.path(str(path)),
@@ -68,20 +79,31 @@ def evaluation_history(
 
 @asset(
     group_name="nightly",
-    code_version="regression1",
+    code_version="regression2",
     automation_condition=AUTOMATION,
     deps=["evaluation_history"],
     check_specs=[AssetCheckSpec("no_significant_regression", asset="regression_report")],
 )
 def regression_report(context: AssetExecutionContext, data_dir: DataDirResource):
-    """The newest evaluation against the previous one: paired sign tests, Holm, losses flagged."""
+    """The newest evaluation against the previous one, on the questions both evaluated, with
+    what changed in between named beside each verdict: paired sign tests by question, Holm."""
     entries = history.entries(data_dir.layout.history)
     current = pd.read_parquet(entries[-1]) if entries else None
     previous = pd.read_parquet(entries[-2]) if len(entries) > 1 else None
     if previous is None:
-        result = regression.Regression(False, [], pd.DataFrame(columns=regression.REGRESSION_COLUMNS))
+        why = (
+            "the history holds no evaluation yet" if current is None else "this is the first evaluation of the history"
+        )
+        result = regression.Regression(False, [], pd.DataFrame(columns=regression.REGRESSION_COLUMNS), why)
     else:
-        result = regression.compare(current, previous, history.provenance_of(current), history.provenance_of(previous))
+        result = regression.compare(
+            current,
+            previous,
+            history.provenance_of(current),
+            history.provenance_of(previous),
+            history.documents_of(entries[-1]),
+            history.documents_of(entries[-2]),
+        )
     markdown = regression.render(
         result,
         history.label(entries[-1]) if entries else None,
@@ -92,21 +114,30 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
         metadata={
             "report": MetadataValue.md(markdown),
             "compared": result.compared,
-            "changed_inputs": MetadataValue.json(result.changed_inputs),
+            "changes": MetadataValue.json(result.changes),
             "significant_losses": len(result.losses),
         }
     )
+    if not result.compared:  # nothing compared is never a pass: a warning the UI shows
+        yield AssetCheckResult(
+            passed=False,
+            severity=AssetCheckSeverity.WARN,
+            description=f"nothing compared: {result.why_not}",
+            metadata={"compared": False, "why_not": result.why_not, "changes": MetadataValue.json(result.changes)},
+        )
+        return
     yield AssetCheckResult(
         passed=result.losses.empty,
         metadata={
-            "compared": result.compared,
-            "changed_inputs": MetadataValue.json(result.changed_inputs),
+            "compared": True,
+            "changes": MetadataValue.json(result.changes),
             "losses": MetadataValue.md(result.losses.to_markdown(index=False) if len(result.losses) else "none"),
         },
     )
 
 
 EVALUATION_ASSETS = [
+    "ground_truth",  # an edited questions.jsonl is read each night
     "retrieval_runs",
     "query_hits",
     "evaluation_tables",

@@ -15,7 +15,7 @@ from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
-from rag_assets.retrieval.lexical import BM25Settings
+from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
 
@@ -92,8 +92,7 @@ class RetrievalSettings(ConfigurableResource):
     bm25_variant: str = "lucene"
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
-    bm25_stopwords: bool = False
-    bm25_stemming: bool = False
+    bm25_analyzer: str = DEFAULT_ANALYZER
     cross_encoder: str = ""
     llm_rerank_questions: int = 30
     llm_rerank_depth: int = 10
@@ -105,8 +104,7 @@ class RetrievalSettings(ConfigurableResource):
             variant=self.bm25_variant,
             k1=self.bm25_k1,
             b=self.bm25_b,
-            stopwords=self.bm25_stopwords,
-            stemming=self.bm25_stemming,
+            analyzer=self.bm25_analyzer,
         )
 
     def serving(self, present) -> str:

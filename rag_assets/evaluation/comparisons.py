@@ -57,51 +57,64 @@ PAIRED_COLUMNS = [
     "recall_b",
     "p_value",
     "p_holm",
+    "n_questions",
     "n_queries",
 ]
 SIGNIFICANCE_COLUMNS = ["comparison_id", "comparison", "a", "b", *PAIRED_COLUMNS]
 
 
-def paired_at(a: pd.Series, b: pd.Series, k: int) -> dict:
-    """a against b at k, on aligned per-query first-hit ranks (NA = no hit): wins, losses,
-    ties, both recalls, and the exact sign test on the discordant pairs."""
-    ha, hb = (a.fillna(k + 1) <= k).to_numpy(), (b.fillna(k + 1) <= k).to_numpy()
-    wins, losses = int((ha & ~hb).sum()), int((~ha & hb).sum())
+def paired_at(a: pd.Series, b: pd.Series, questions: pd.Series, k: int) -> dict:
+    """a against b at k, paired by question: a question's hit share is the share of its
+    phrasings with a hit in the top k (first-hit ranks aligned by query; NA = no hit). A win
+    is a question where a's share is higher; the exact sign test runs on the discordant
+    questions, never on phrasings, which are not independent of each other."""
+    share_a = (a.fillna(k + 1) <= k).astype(float).groupby(questions).mean()
+    share_b = (b.fillna(k + 1) <= k).astype(float).groupby(questions).mean()
+    wins, losses = int((share_a > share_b).sum()), int((share_a < share_b).sum())
+    tie = share_a == share_b
     return {
         "wins": wins,
         "losses": losses,
-        "ties_hit": int((ha & hb).sum()),
-        "ties_miss": int((~ha & ~hb).sum()),
-        "recall_a": float(ha.mean()),
-        "recall_b": float(hb.mean()),
+        "ties_hit": int((tie & (share_a > 0)).sum()),
+        "ties_miss": int((tie & (share_a == 0)).sum()),
+        "recall_a": float(share_a.mean()),
+        "recall_b": float(share_b.mean()),
         "p_value": significance.sign_test(wins, losses),
     }
 
 
 def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:
     """The one paired comparison. `pairs`: (ids, a, b), where `ids` maps each of `id_columns`
-    to what names the pair, and a and b are first-hit ranks indexed by query id (NA = no
-    hit). Per pair and k: wins and losses on the queries both have, the exact sign test, and
-    Holm's adjustment across the whole table."""
+    to what names the pair, and a and b are per-query hit tables (query_id, question_id,
+    hit_rank). Per pair and k: wins and losses by question on the queries both have, the exact
+    sign test, and Holm's adjustment across the whole table."""
     rows = []
     for ids, a, b in pairs:
-        a, b = a.align(b, join="inner")
-        rows += [{**ids, "k": k, **paired_at(a, b, k), "n_queries": len(a)} for k in ks]
+        joined = a.merge(b, on=["query_id", "question_id"], suffixes=("_a", "_b"))
+        counts = {"n_questions": int(joined["question_id"].nunique()), "n_queries": len(joined)}
+        for k in ks:
+            tested = paired_at(joined["hit_rank_a"], joined["hit_rank_b"], joined["question_id"], k)
+            rows.append({**ids, "k": k, **tested, **counts})
     table = pd.DataFrame(rows, columns=[*id_columns, *PAIRED_COLUMNS])
     table["p_holm"] = significance.holm(table["p_value"].tolist()) if len(table) else []
     return table
 
 
+def system_hits(hits: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """(strategy, retriever) -> its per-query hits (query_id, question_id, hit_rank)."""
+    return {system: g[["query_id", "question_id", "hit_rank"]] for system, g in hits.groupby(["strategy", "retriever"])}
+
+
 def paired_tests(hits: pd.DataFrame, comparisons: list[Comparison], ks=KS) -> tuple[pd.DataFrame, list[str]]:
     """The report's comparisons on the same queries. Returns (table, comparisons skipped
     because a system has no results, with why)."""
-    ranks = {system: g.set_index("query_id")["hit_rank"] for system, g in hits.groupby(["strategy", "retriever"])}
+    systems = system_hits(hits)
     pairs, skipped = [], []
     for c in comparisons:
-        missing = [s for s in (c.a, c.b) if s not in ranks]
+        missing = [s for s in (c.a, c.b) if s not in systems]
         if missing:
             skipped.append(f"{c.label}: no results for {', '.join('/'.join(m) for m in missing)}")
             continue
         ids = {"comparison_id": c.id, "comparison": c.label, "a": "/".join(c.a), "b": "/".join(c.b)}
-        pairs.append((ids, ranks[c.a], ranks[c.b]))
+        pairs.append((ids, systems[c.a], systems[c.b]))
     return compare_paired(pairs, SIGNIFICANCE_COLUMNS[:4], ks), skipped

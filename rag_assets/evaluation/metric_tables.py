@@ -42,6 +42,7 @@ METRIC_COLUMNS = [
     "ci_method",
     "successes",
     "n_queries",
+    "n_questions",
 ]
 
 
@@ -97,34 +98,48 @@ def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: p
     ).sort_values(["strategy", "retriever", "query_id"], ignore_index=True)
 
 
-def _recall_rows(ranks: pd.Series, prefix: str) -> list[dict]:
-    n = len(ranks)
-    filled = ranks.fillna(np.iinfo(np.int64).max).astype(np.int64)
+def _interval(shares: pd.Series, one_query_each: bool) -> tuple[float, float, str, int | None]:
+    """(low, high, method, successes) of a mean of per-question shares. With one query per
+    question a share is 0 or 1 and the interval is Wilson's; with several phrasings per question
+    they are not independent, so the interval is a bootstrap over questions."""
+    if one_query_each:
+        successes = int(shares.sum())
+        return (*significance.wilson(successes, len(shares)), "wilson", successes)
+    return (*significance.bootstrap_mean_ci(shares.to_numpy()), "bootstrap by question", None)
+
+
+def _metric_rows(group: pd.DataFrame, prefix: str, column: str) -> list[dict]:
+    """R@k and MRR by question: a question's value is the mean over its phrasings, and every
+    figure and interval counts questions, not phrasings."""
+    questions = group["question_id"]
+    one_query_each = bool(questions.is_unique)
+    filled = group[column].fillna(np.iinfo(np.int64).max).astype(np.int64)
     out = []
     for k in KS:
-        successes = int((filled <= k).sum())
-        low, high = significance.wilson(successes, n)
+        shares = (filled <= k).astype(float).groupby(questions).mean()
+        low, high, method, successes = _interval(shares, one_query_each)
         out.append(
             {
                 "metric": f"{prefix}recall",
                 "k": k,
-                "value": successes / n if n else np.nan,
+                "value": float(shares.mean()) if len(shares) else np.nan,
                 "ci_low": low,
                 "ci_high": high,
-                "ci_method": "wilson",
+                "ci_method": method,
                 "successes": successes,
             }
         )
-    rr = np.array([reciprocal_rank(None if pd.isna(x) else int(x)) for x in ranks])
-    low, high = significance.bootstrap_mean_ci(rr)
+    rr = pd.Series([reciprocal_rank(None if pd.isna(x) else int(x)) for x in group[column]], index=group.index)
+    per_question = rr.groupby(questions).mean()
+    low, high = significance.bootstrap_mean_ci(per_question.to_numpy())
     out.append(
         {
             "metric": f"{prefix}mrr",
             "k": None,
-            "value": float(rr.mean()) if n else np.nan,
+            "value": float(per_question.mean()) if len(rr) else np.nan,
             "ci_low": low,
             "ci_high": high,
-            "ci_method": "bootstrap",
+            "ci_method": "bootstrap by question",
             "successes": None,
         }
     )
@@ -132,29 +147,31 @@ def _recall_rows(ranks: pd.Series, prefix: str) -> list[dict]:
 
 
 def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
-    """Long table: recall@k and MRR (and their citable twins) per strategy x retriever."""
+    """Long table: recall@k and MRR (and their citable twins) per strategy x retriever, by question."""
     rows = []
     for (strategy, retriever), group in hits.groupby(["strategy", "retriever"], sort=True):
-        n = len(group)
+        counts = {"n_queries": len(group), "n_questions": int(group["question_id"].nunique())}
         for prefix, column in (("", "hit_rank"), ("citable_", "citable_rank")):
-            for r in _recall_rows(group[column], prefix):
-                rows.append({"strategy": strategy, "retriever": retriever, **r, "n_queries": n})
-        for metric, k in (("ndcg", 10), ("doc_recall", 100)):  # document-level questions only
-            values = group[f"{'ndcg_10' if metric == 'ndcg' else 'recall_100'}"].dropna().to_numpy()
+            for r in _metric_rows(group, prefix, column):
+                rows.append({"strategy": strategy, "retriever": retriever, **r, **counts})
+        for metric, k, column in (("ndcg", 10, "ndcg_10"), ("doc_recall", 100, "recall_100")):  # document level only
+            values = group.dropna(subset=[column])
             if len(values):
-                low, high = significance.bootstrap_mean_ci(values)
+                per_question = values[column].groupby(values["question_id"]).mean()
+                low, high = significance.bootstrap_mean_ci(per_question.to_numpy())
                 rows.append(
                     {
                         "strategy": strategy,
                         "retriever": retriever,
                         "metric": metric,
                         "k": k,
-                        "value": float(values.mean()),
+                        "value": float(per_question.mean()),
                         "ci_low": low,
                         "ci_high": high,
-                        "ci_method": "bootstrap",
+                        "ci_method": "bootstrap by question",
                         "successes": None,
                         "n_queries": len(values),
+                        "n_questions": len(per_question),
                     }
                 )
         rows.append(
@@ -168,7 +185,7 @@ def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
                 "ci_high": None,
                 "ci_method": None,
                 "successes": None,
-                "n_queries": n,
+                **counts,
             }
         )
     frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)

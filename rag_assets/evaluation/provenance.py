@@ -7,14 +7,7 @@ import json
 
 import pandas as pd
 
-# Each input, and the word a report uses for it when it changes.
-INPUTS = {
-    "corpus_hash": "corpus",
-    "model_id": "model",
-    "chunker": "chunker",
-    "ground_truth_hash": "questions",
-    "bm25": "BM25 settings",
-}
+INPUTS = ("corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25")
 
 
 def of_runs(runs: pd.DataFrame) -> dict:

@@ -15,7 +15,7 @@ def _fmt_p(p: float) -> str:
 
 
 def recall_table(metrics: pd.DataFrame) -> str:
-    """strategy x retriever rows: R@k [Wilson 95 %] and MRR."""
+    """strategy x retriever rows: R@k [95 % interval] and MRR, over n questions."""
     rec = metrics[metrics["metric"] == "recall"]
     single = {
         m: metrics[metrics["metric"] == m].set_index(["strategy", "retriever"]) for m in ("mrr", "ndcg", "doc_recall")
@@ -32,7 +32,7 @@ def recall_table(metrics: pd.DataFrame) -> str:
         g = g.set_index("k")
         cells = [f"{g.at[k, 'value']:.3f} [{g.at[k, 'ci_low']:.3f}, {g.at[k, 'ci_high']:.3f}]" for k in KS]
         cells += [f"{single[m].loc[(s, r), 'value']:.3f}" for m in ["mrr", *extra]]
-        lines.append(f"| {s} | {r} | " + " | ".join(cells) + f" | {int(single['mrr'].loc[(s, r), 'n_queries'])} |")
+        lines.append(f"| {s} | {r} | " + " | ".join(cells) + f" | {int(single['mrr'].loc[(s, r), 'n_questions'])} |")
     return "\n".join(lines)
 
 
@@ -47,40 +47,57 @@ def significance_table(tests: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _verdict(t) -> str:
-    direction = "wins" if t.wins > t.losses else "loses" if t.losses > t.wins else "ties"
-    significant = t.p_holm < ALPHA
-    return (
-        f"{t.a} {direction} against {t.b} at R@{t.k} (+{t.wins}/−{t.losses}, p = {_fmt_p(t.p_value)}, "
-        f"Holm p = {_fmt_p(t.p_holm)}): " + ("significant." if significant else "not significant at this sample size.")
-    )
+def verdict(rows: pd.DataFrame) -> str:
+    """One comparison over every k: where the difference is significant after Holm (direction,
+    wins and losses in questions, Holm p), or that it is significant at no k."""
+    first = rows.iloc[0]
+    significant = rows[rows["p_holm"] < ALPHA]
+    name = f"{first.a} vs {first.b}"
+    if significant.empty:
+        best = (
+            rows.assign(discordant=rows["wins"] + rows["losses"])
+            .sort_values(["p_holm", "discordant"], ascending=[True, False], kind="stable")
+            .iloc[0]
+        )
+        return (
+            f"{name}: significant at no k after Holm (closest: R@{best.k}, +{best.wins}/−{best.losses}, "
+            f"Holm p = {_fmt_p(best.p_holm)})."
+        )
+    parts = [
+        f"R@{t.k} ({'wins' if t.wins > t.losses else 'loses'} +{t.wins}/−{t.losses}, Holm p = {_fmt_p(t.p_holm)})"
+        for t in significant.itertuples()
+    ]
+    rest = [f"R@{k}" for k in rows["k"] if k not in set(significant["k"])]
+    return f"{name}: significant at {', '.join(parts)}" + (f"; not at {', '.join(rest)}." if rest else ".")
 
 
 def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -> list[str]:
-    """The chapter's questions, answered from this run's numbers; comparisons are found by id."""
+    """The chapter's questions, answered from this run's numbers at every k; comparisons are
+    found by id; wins and losses count questions."""
     out = []
-    at20 = tests[tests["k"] == 20].set_index("comparison_id")
-    present = lambda ids: [c for c in at20.index if c in ids]  # noqa: E731  (in the table's order)
+    by_id = {c: g for c, g in tests.groupby("comparison_id", sort=False)}
+    present = lambda ids: [c for c in by_id if c in ids]  # noqa: E731  (in the table's order)
     ingredients = present(["overlap_on_blind", "boundaries_vs_blind", "header_on_boundaries"])
-    buys = [
-        at20.at[c, "comparison"].split(":")[0]
-        for c in ingredients
-        if at20.at[c, "p_holm"] < ALPHA and at20.at[c, "wins"] > at20.at[c, "losses"]
-    ]
     if ingredients:
+        buys = []
+        for c in ingredients:
+            wins = by_id[c][(by_id[c]["p_holm"] < ALPHA) & (by_id[c]["wins"] > by_id[c]["losses"])]
+            if len(wins):
+                buys.append(
+                    f"{by_id[c]['comparison'].iloc[0].split(':')[0]} (at {', '.join(f'R@{k}' for k in wins['k'])})"
+                )
         out.append(
             "**Which ingredient buys recall?** "
             + (
-                f"At R@20, after Holm correction: {', '.join(buys)}."
+                f"After Holm correction: {'; '.join(buys)}."
                 if buys
-                else "At R@20 no single ingredient wins significantly after Holm correction."
+                else "No single ingredient wins significantly at any k after Holm correction."
             )
             + " "
-            + " ".join(_verdict(at20.loc[c]) for c in ingredients)
+            + " ".join(verdict(by_id[c]) for c in ingredients)
         )
     if present(["hybrid_vs_dense"]):
-        t4 = tests[(tests["comparison_id"] == "hybrid_vs_dense") & (tests["k"] == 4)].iloc[0]
-        out.append("**Does hybrid beat dense?** " + _verdict(at20.loc["hybrid_vs_dense"]) + " " + _verdict(t4))
+        out.append("**Does hybrid beat dense?** " + verdict(by_id["hybrid_vs_dense"]))
     if {"A", "B"} <= destroyed.keys() and present(["overlap_on_blind"]):
         cost = present(["overlap_on_header", "overlap_on_boundaries", "overlap_on_blind"])
         out.append(
@@ -92,13 +109,13 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
                 else "."
             )
             + " On ranking: "
-            + " ".join(_verdict(at20.loc[c]) for c in cost)
+            + " ".join(verdict(by_id[c]) for c in cost)
         )
     return out
 
 
 def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes | None:
-    """Recall@k curves per strategy, one panel per retriever, Wilson intervals as bands; None
+    """Recall@k curves per strategy, one panel per retriever, 95 % intervals as bands; None
     when there is no recall to plot."""
     plt = pyplot()
     rec = metrics[metrics["metric"] == "recall"]
@@ -119,7 +136,7 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
         ax.set_title(retriever)
         ax.set_xlabel("k")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("recall@k (95 % Wilson band)")
+    axes[0][0].set_ylabel("recall@k (95 % interval band)")
     axes[0][-1].legend(title="strategy", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return png_bytes(fig)
 
@@ -147,16 +164,18 @@ def render(
             or ["- None: the systems these questions compare were not run (see below)."]
         ),
         "",
-        "## Recall@k with 95 % Wilson intervals",
+        "## Recall@k with 95 % intervals, by question",
         "",
         "A hit is a returned chunk whose embedded text holds the whole needle (document-level data sets: any chunk "
-        "of a relevant document). MRR is over the 100-deep list, with a bootstrap interval in `evaluation_tables`.",
+        "of a relevant document). Every figure counts questions: a question with several phrasings scores the "
+        "share of them that hit. Intervals are Wilson's when each question has one phrasing, a bootstrap over "
+        "questions otherwise; MRR is over the 100-deep list, with a bootstrap interval in `evaluation_tables`.",
         "",
         recall_table(metrics) if image else "No results: no answerable query was retrieved (no chunk, or no question).",
         "",
         f"![recall@k]({image})" if image else "",
         "",
-        "## Paired exact sign tests (wins/losses on the same queries; bold: Holm p < 0.05)",
+        "## Paired exact sign tests (wins/losses are questions; bold: Holm p < 0.05)",
         "",
         significance_table(tests),
     ]

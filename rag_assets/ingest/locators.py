@@ -7,12 +7,9 @@ besides: the canonical text is the single source of truth.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
-
-
-def _overlapping(spans: list[dict], start: int, end: int) -> list[dict]:
-    return [s for s in spans if s["start"] < end and s["end"] > start]
 
 
 def _cell(ref: str) -> tuple[str, int]:
@@ -27,19 +24,36 @@ def _column_number(letters: str) -> int:
     return n
 
 
-def locate(spans_json: str | None, start: int, end: int) -> str | None:
-    """`#page=N` (first page the chunk touches), `#t=a,b` (first cue start, last cue end), or
-    `Sheet!A2:D5` (one range per sheet touched, comma-separated) / `A2:D5` for a CSV; None for
-    plain text."""
-    spans = _overlapping(json.loads(spans_json) if spans_json else [], start, end)
-    if not spans:
-        return None
-    if "page" in spans[0]:
-        return f"#page={min(s['page'] for s in spans)}"
-    if "t" in spans[0]:
-        return f"#t={min(s['t'][0] for s in spans):g},{max(s['t'][1] for s in spans):g}"
-    sheets = list(dict.fromkeys(s.get("sheet") for s in spans))
-    return ", ".join(_cell_range([s for s in spans if s.get("sheet") == sheet], sheet) for sheet in sheets)
+class SpanIndex:
+    """A document's spans, parsed once and searched by bisection: locating a chunk costs
+    O(log spans) plus the spans it covers, whatever the document's size."""
+
+    def __init__(self, spans_json: str | None):
+        self.spans = json.loads(spans_json) if spans_json else []  # in text order, never overlapping
+        self.ends = [s["end"] for s in self.spans]
+
+    def overlapping(self, start: int, end: int) -> list[dict]:
+        first = bisect.bisect_right(self.ends, start)  # the first span that ends after `start`
+        out = []
+        for span in self.spans[first:]:
+            if span["start"] >= end:
+                break
+            out.append(span)
+        return out
+
+    def locate(self, start: int, end: int) -> str | None:
+        """`#page=N` (first page the chunk touches), `#t=a,b` (first cue start, last cue end), or
+        `Sheet!A2:D5` (one range per sheet touched, comma-separated) / `A2:D5` for a CSV; None
+        for plain text."""
+        spans = self.overlapping(start, end)
+        if not spans:
+            return None
+        if "page" in spans[0]:
+            return f"#page={min(s['page'] for s in spans)}"
+        if "t" in spans[0]:
+            return f"#t={min(s['t'][0] for s in spans):g},{max(s['t'][1] for s in spans):g}"
+        sheets = list(dict.fromkeys(s.get("sheet") for s in spans))
+        return ", ".join(_cell_range([s for s in spans if s.get("sheet") == sheet], sheet) for sheet in sheets)
 
 
 def _cell_range(rows: list[dict], sheet: str | None) -> str:

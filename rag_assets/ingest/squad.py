@@ -8,6 +8,7 @@ marks `is_impossible` become the `unanswerable` set, with no needle.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -22,8 +23,18 @@ def _nfc(s: str) -> str:
     return unicodedata.normalize("NFC", s)
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+def _file_name(title: str, used: set[str]) -> str:
+    """A non-empty file name unique in `used`: the title's ASCII slug, with a hash of the title
+    added when the slug is empty (a title with no Latin letters) or already taken."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    if not slug or slug in used:
+        base, n = f"{slug or 'article'}-{hashlib.sha256(title.encode('utf-8')).hexdigest()[:10]}", 1
+        slug = base
+        while slug in used:  # the same title twice
+            n += 1
+            slug = f"{base}-{n}"
+    used.add(slug)
+    return f"{slug}.md"
 
 
 def needle_for(context: str, sentences: list[tuple[int, int]], answer_start: int, answer_text: str) -> str:
@@ -46,7 +57,7 @@ def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = Non
     dataset = Dataset(Path(out))
     dataset.documents_dir.mkdir(parents=True, exist_ok=True)
     segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    records, counts = [], {"documents": 0, "answerable": 0, "unanswerable": 0, "extra": 0}
+    records, counts, used = [], {"documents": 0, "answerable": 0, "unanswerable": 0, "extra": 0}, set()
     for article in data["data"]:
         title = article["title"].replace("_", " ")
         contexts = []
@@ -67,7 +78,7 @@ def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = Non
                     counts["answerable"] += 1
                 records.append(record)
         text = f"# {title}\n\n" + "\n\n".join(contexts) + "\n"
-        (dataset.documents_dir / f"{_slug(title)}.md").write_text(text, encoding="utf-8")
+        (dataset.documents_dir / _file_name(title, used)).write_text(text, encoding="utf-8")
         counts["documents"] += 1
     if extra_questions is not None:
         extra = [

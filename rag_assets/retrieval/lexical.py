@@ -1,8 +1,12 @@
 """BM25 over chunks with bm25s: tokenise, index, save, load and score as separate steps.
 
-Tokenisation (documented because it decides what matches): Unicode NFKC, lowercase,
-runs of letters and digits (`[^\\W_]+`); optional English stop-word removal (bm25s's
-list) and Snowball stemming (PyStemmer). Queries go through the same function.
+Tokenisation (documented because it decides what matches) is an analyzer, applied alike to
+chunks and queries. Each starts from Unicode NFKC, lowercase, runs of letters and digits
+(`[^\\W_]+`):
+- `plain`: nothing more;
+- `english`: what Lucene's EnglishAnalyzer (Pyserini's BEIR indexes) does: possessive 's
+  dropped, Lucene's 33 English stop words removed, Porter stemming (PyStemmer's `porter`);
+- `snowball`: bm25s's longer English stop-word list and the Snowball English stemmer.
 
 Variants:
 - `lucene` (default): idf = ln(1 + (N - n + 0.5)/(n + 0.5)), tf part f/(f + k1(1 - b + b|d|/avgdl)),
@@ -30,32 +34,54 @@ _TOKEN = re.compile(r"[^\W_]+")
 VARIANTS = ("lucene", "okapi")
 
 
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they "
+    "this to was will with".split()
+)
+ANALYZERS = {  # name -> (stop words, PyStemmer algorithm or None, drop possessive 's)
+    "plain": (frozenset(), None, False),
+    "english": (LUCENE_STOP_WORDS, "porter", True),
+    "snowball": (frozenset(bm25s.stopwords.STOPWORDS_EN), "english", False),
+}
+# The default: no analyzer wins on the bundled corpus (bench/bm25_analyzers.py, docs/results.md),
+# and this is the one published BEIR figures (Pyserini, Lucene) are computed with.
+DEFAULT_ANALYZER = "english"
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
 @dataclass(frozen=True)
 class BM25Settings:
     variant: str = "lucene"
     k1: float = 1.2
     b: float = 0.75
     epsilon: float = 0.25  # okapi only: floor for negative idf, as a share of the mean idf
-    stopwords: bool = False
-    stemming: bool = False
+    analyzer: str = DEFAULT_ANALYZER
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise ValueError(f"BM25 variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.analyzer not in ANALYZERS:
+            raise ValueError(f"BM25 analyzer must be one of {', '.join(ANALYZERS)}, got {self.analyzer!r}")
 
 
 class Tokenizer:
-    def __init__(self, stopwords: bool = False, stemming: bool = False):
-        self.stopwords = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords else frozenset()
+    def __init__(self, analyzer: str = DEFAULT_ANALYZER):
+        self.stopwords, algorithm, self.possessives = ANALYZERS[analyzer]
         self.stemmer = None
-        if stemming:
+        if algorithm:
             import Stemmer
 
-            self.stemmer = Stemmer.Stemmer("english")
+            self.stemmer = Stemmer.Stemmer(algorithm)
 
     def __call__(self, text: str) -> list[str]:
-        tokens = [t for t in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()) if t not in self.stopwords]
-        return self.stemmer.stemWords(tokens) if self.stemmer else tokens
+        text = unicodedata.normalize("NFKC", text).lower()
+        if self.possessives:
+            text = _POSSESSIVE.sub("", text)
+        tokens = [t for t in _TOKEN.findall(text) if t not in self.stopwords]
+        if self.stemmer:  # Porter stems a lone "s" to nothing: an empty token matches nothing
+            return [t for t in self.stemmer.stemWords(tokens) if t]
+        return tokens
 
 
 class IndexUnreadable(RuntimeError):
@@ -68,13 +94,13 @@ class BM25Index:
         self.retriever = retriever
         self.settings = settings
         self.n_docs = n_docs
-        self.tokenize = Tokenizer(settings.stopwords, settings.stemming)
+        self.tokenize = Tokenizer(settings.analyzer)
 
     @classmethod
     def build(cls, texts: list[str], settings: BM25Settings = BM25Settings()) -> BM25Index:
         if not texts:
             return cls(None, settings, 0)
-        tokenize = Tokenizer(settings.stopwords, settings.stemming)
+        tokenize = Tokenizer(settings.analyzer)
         corpus_tokens = [tokenize(t) for t in texts]
         if settings.variant == "lucene":
             retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method="lucene", dtype="float64")
@@ -101,10 +127,14 @@ class BM25Index:
         return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float64)
 
     def top_k(self, query: str, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Indices and scores of the k best documents, only among `candidates` (sorted
-        indices) when given; ties break by index."""
+        """Indices and scores of the k best documents that match at least one query term (a
+        positive score), only among `candidates` (sorted indices) when given; ties break by index.
+        A document that matches nothing is never returned: it would rank by index order alone."""
         scores = self.scores(query)
-        return ranking.top_k(scores if candidates is None else scores[candidates], k, candidates)
+        rows = np.arange(len(scores)) if candidates is None else candidates
+        scores = scores[rows]
+        matched = scores > 0
+        return ranking.top_k(scores[matched], k, rows[matched])
 
     def save(self, path: Path) -> None:
         """Write to `path` atomically: a temporary folder swapped into place."""
