@@ -38,7 +38,7 @@ def test_shape_errors_duplicates_and_repeated_needles_are_rejected(tiny_dataset,
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     records, unreadable = gt.read_questions(path)
-    assert unreadable[0]["question_id"] == "line 8" and "invalid JSON" in unreadable[0]["reason"]
+    assert unreadable[0]["line"] == 8 and "invalid JSON" in unreadable[0]["reason"]
     truth, rejects = gt.validate(records, _snapshot(tiny_dataset))
     reasons = list(zip(rejects["question_id"], rejects["reason"]))
     assert reasons[0][0] == "a" and "it must occur exactly once" in reasons[0][1]
@@ -47,6 +47,7 @@ def test_shape_errors_duplicates_and_repeated_needles_are_rejected(tiny_dataset,
     assert reasons[3] == ("d", "out_of_domain questions must not carry a needle or relevant documents")
     assert reasons[4] == ("e", "answerable question without a `needle` (or document-level `relevant`)")
     assert reasons[5] == ("f", "duplicate `id`")
+    assert rejects["line"].tolist() == [1, 2, 3, 4, 5, 7]  # every rejection says where it stands
     assert truth["question_id"].tolist() == ["f"]
 
 

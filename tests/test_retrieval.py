@@ -180,8 +180,9 @@ def test_bm25_returns_only_chunks_that_match_and_hybrid_fuses_only_real_candidat
     texts = ["The impeller spins.", "The valve is closed.", "Bearings need grease.", "Seals leak when worn."]
     index = ChunkIndex("C", [f"c{i}" for i in range(4)], texts, embedder.encode(texts), BM25Index.build(texts))
     query = "impeller"
-    runs = run_queries(index, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]),
-                       np.zeros(1)).set_index("retriever")
+    runs = run_queries(
+        index, pd.DataFrame({"query_id": ["q"], "query": [query]}), embedder.encode([query]), np.zeros(1)
+    ).set_index("retriever")
     assert runs.at["bm25", "chunk_ids"] == ["c0"]  # before: c0, then c1, c2, c3 at score 0 in index order
     assert all(s > 0 for s in runs.at["bm25", "scores"])
     fused = dict(zip(runs.at["hybrid", "chunk_ids"], runs.at["hybrid", "scores"]))

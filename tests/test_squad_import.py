@@ -71,6 +71,7 @@ def test_import_writes_documents_needles_and_unanswerables(tmp_path):
         "needle": None,
         "kind": "unanswerable",
         "answers": [],
+        gt.LINE: 3,  # where it stands in the file, for rejections
     }
     truth, rejects = gt.validate(records, corpus.snapshot(out / "documents"))
     assert rejects.empty and truth["question_id"].nunique() == 3

@@ -171,10 +171,15 @@ def test_a_headline_names_the_k_where_a_difference_is_significant():
     rows = []
     for i in range(60):
         e_rank, c_rank = (2, 7) if i < 18 else (1, 1)
-        rows += [(f"q{i}", f"q{i}", "E", "dense", e_rank, None, 100, 1, 1),
-                 (f"q{i}", f"q{i}", "C", "dense", c_rank, None, 100, 1, 1)]
-    chosen = [comparisons.Comparison("header_on_boundaries", "header on boundaries: E vs C (dense)",
-                                     ("E", "dense"), ("C", "dense"))]
+        rows += [
+            (f"q{i}", f"q{i}", "E", "dense", e_rank, None, 100, 1, 1),
+            (f"q{i}", f"q{i}", "C", "dense", c_rank, None, 100, 1, 1),
+        ]
+    chosen = [
+        comparisons.Comparison(
+            "header_on_boundaries", "header on boundaries: E vs C (dense)", ("E", "dense"), ("C", "dense")
+        )
+    ]
     tests, _ = comparisons.paired_tests(_hits(rows), chosen)
     [line] = significance_markdown.headlines(tests, {}, 60)
     assert "After Holm correction: header on boundaries (at R@4)." in line

@@ -232,6 +232,27 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+def cmd_export_trec(args: argparse.Namespace) -> int:
+    """TREC run files and qrels from a materialised data dir (read only)."""
+    from rag_assets.evaluation import trec
+
+    layout = DataDir(Path(args.data_dir).resolve())
+    try:
+        runs, truth = layout.read_table("retrieval_runs"), layout.read_table("ground_truth")
+        strategies = sorted(set(runs["strategy"]) if not args.strategy else {args.strategy})
+        chunk_sets = {s: layout.read_table("chunk_sets", s) for s in strategies}
+    except (FileNotFoundError, OSError) as exc:
+        raise CommandError(f"{exc}: run `rag-assets run --data-dir {args.data_dir}` first") from None
+    runs = runs[runs["strategy"].isin(strategies)]
+    if args.retriever:
+        runs = runs[runs["retriever"] == args.retriever]
+    if runs.empty:
+        raise CommandError("no retrieval runs match: see the strategies and retrievers `retrieval_runs` holds")
+    written = trec.export(runs, chunk_sets, truth, Path(args.out))
+    print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))
+    return 0
+
+
 def cmd_import_squad(args: argparse.Namespace) -> int:
     from rag_assets.ingest.squad import import_squad
 
@@ -302,6 +323,15 @@ def parser() -> argparse.ArgumentParser:
     ui.add_argument("--data-dir", default=str(data_dir))
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=cmd_ui)
+
+    exp = sub.add_parser("export", help="write materialised runs in formats other tools read")
+    formats = exp.add_subparsers(dest="format", required=True)
+    trec_ = formats.add_parser("trec", help="TREC run files and qrels (trec_eval, ranx, ir-measures)")
+    trec_.add_argument("--data-dir", default=str(data_dir))
+    trec_.add_argument("--strategy", choices=list(STRATEGIES))
+    trec_.add_argument("--retriever", choices=RETRIEVERS)
+    trec_.add_argument("--out", required=True)
+    trec_.set_defaults(func=cmd_export_trec)
 
     imp = sub.add_parser("import", help="convert a public data set into the native dataset format")
     kinds = imp.add_subparsers(dest="kind", required=True)

@@ -17,11 +17,15 @@ def pyplot():
     return plt
 
 
+PLOT_DPI = 110
+
+
 def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes; the figure is closed."""
+    """The figure as PNG bytes; the figure is closed. A figure already laid out keeps its layout."""
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
+    if not fig.get_layout_engine():
+        fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=PLOT_DPI)
     pyplot().close(fig)
     return buf.getvalue()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rag_assets.evaluation.metrics import KS
-from rag_assets.evaluation.plots import png_bytes, pyplot
+from rag_assets.evaluation.plots import PLOT_DPI, png_bytes, pyplot
 from rag_assets.evaluation.significance import ALPHA
 
 
@@ -114,30 +114,51 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
+PLOT_MAX_PX = 1200  # the widest a plot may be: it must fit the UI's metadata dialog
+
+
 def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes | None:
-    """Recall@k curves per strategy, one panel per retriever, 95 % intervals as bands; None
-    when there is no recall to plot."""
+    """Recall@k curves per strategy, one panel per retriever (two panels a row), 95 % intervals
+    as bands, and one legend naming every strategy with the same colour in every panel; at
+    most PLOT_MAX_PX wide. None when there is no recall to plot."""
     plt = pyplot()
     rec = metrics[metrics["metric"] == "recall"]
     if rec.empty:
         return None
     retrievers = retrievers or sorted(rec["retriever"].unique())
-    fig, axes = plt.subplots(1, len(retrievers), figsize=(4.2 * len(retrievers), 3.8), sharey=True, squeeze=False)
-    for ax, retriever in zip(axes[0], retrievers):
+    strategies = sorted(rec["strategy"].unique())
+    colours = dict(zip(strategies, plt.get_cmap("tab10").colors * 2))
+    columns = min(2, len(retrievers))
+    rows = -(-len(retrievers) // columns)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(PLOT_MAX_PX / PLOT_DPI - 0.3, 3.3 * rows + 0.6), sharey=True, squeeze=False
+    )
+    for ax, retriever in zip(axes.flat, retrievers):
         for strategy, g in rec[rec["retriever"] == retriever].groupby("strategy", sort=True):
             g = g.sort_values("k")
             ks = g["k"].astype(int).to_numpy()
-            (line,) = ax.plot(ks, g["value"], marker="o", label=strategy)
+            ax.plot(ks, g["value"], marker="o", color=colours[strategy], label=strategy)
             ax.fill_between(
-                ks, g["ci_low"].astype(float), g["ci_high"].astype(float), color=line.get_color(), alpha=0.12
+                ks, g["ci_low"].astype(float), g["ci_high"].astype(float), color=colours[strategy], alpha=0.12
             )
         ax.set_xscale("log", base=2)
         ax.set_xticks(list(KS), [str(k) for k in KS])
         ax.set_title(retriever)
         ax.set_xlabel("k")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("recall@k (95 % interval band)")
-    axes[0][-1].legend(title="strategy", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    for ax in list(axes.flat)[len(retrievers) :]:
+        ax.set_visible(False)
+    handles = [plt.Line2D([], [], color=colours[s], marker="o", label=s) for s in strategies]
+    fig.legend(
+        handles=handles,
+        title="strategy",
+        loc="lower center",
+        ncol=min(len(strategies), 8),
+        fontsize=8,
+        title_fontsize=8,
+        frameon=False,
+    )
+    fig.tight_layout(rect=(0, 0.12 / rows, 1, 1))
     return png_bytes(fig)
 
 
