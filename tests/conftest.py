@@ -115,3 +115,28 @@ def _quiet_dagster_previews():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
         yield
+
+
+BEIR_CORPUS = [
+    {"_id": "d1", "title": "Zebras", "text": "Zebra stripes form a pattern that confuses biting flies."},
+    {"_id": "d2", "title": "Pumps", "text": "A centrifugal pump moves water with a spinning impeller."},
+    {"_id": "d3", "title": "", "text": "Impeller wear lowers the pressure a water pump delivers."},
+    {"_id": "d/4", "title": "Valves", "text": "A check valve lets fluid flow one way only."},
+]
+BEIR_QUERIES = [
+    {"_id": "q1", "text": "zebra stripes pattern"},
+    {"_id": "q2", "text": "water pump impeller"},
+    {"_id": "q3", "text": "not judged in this split"},
+]
+BEIR_QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td3\t1\n"
+
+
+@pytest.fixture
+def beir_folder(tmp_path):
+    """A BEIR folder (corpus, queries, graded qrels) with a title-less document and an id with a slash."""
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in BEIR_CORPUS))
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in BEIR_QUERIES))
+    (folder / "qrels" / "test.tsv").write_text(BEIR_QRELS)
+    return folder

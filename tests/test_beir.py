@@ -9,29 +9,6 @@ from rag_assets.app.cli import main
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 
-CORPUS = [
-    {"_id": "d1", "title": "Zebras", "text": "Zebra stripes form a pattern that confuses biting flies."},
-    {"_id": "d2", "title": "Pumps", "text": "A centrifugal pump moves water with a spinning impeller."},
-    {"_id": "d3", "title": "", "text": "Impeller wear lowers the pressure a water pump delivers."},
-    {"_id": "d/4", "title": "Valves", "text": "A check valve lets fluid flow one way only."},
-]
-QUERIES = [
-    {"_id": "q1", "text": "zebra stripes pattern"},
-    {"_id": "q2", "text": "water pump impeller"},
-    {"_id": "q3", "text": "not judged in this split"},
-]
-QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td3\t1\n"
-
-
-@pytest.fixture
-def beir_folder(tmp_path):
-    folder = tmp_path / "beir"
-    (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in CORPUS))
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUERIES))
-    (folder / "qrels" / "test.tsv").write_text(QRELS)
-    return folder
-
 
 def test_import_writes_documents_and_graded_relevance(beir_folder, tmp_path):
     out = tmp_path / "native"

@@ -1,6 +1,7 @@
 """The whole graph on a tiny corpus, in a real Dagster instance, through the real IO manager."""
 
 import json
+import re
 
 import conftest
 import pandas as pd
@@ -69,6 +70,15 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert meta["dagster/row_count"] == len(truth)
         assert [c.name for c in meta["dagster/column_schema"].columns][:3] == ["query_id", "question_id", "phrasing"]
         assert meta["preview"].startswith("| query_id |")
+        report_meta = instance.get_latest_materialization_event(AssetKey("significance_report")).asset_materialization
+        preview = report_meta.metadata["preview"].value  # the columns a reader needs, numbers as they mean
+        assert preview.splitlines()[0] == "| comparison | k | wins | losses | recall_a | recall_b | p_value | p_holm |"
+        assert "7 more columns (comparison_id, a, b, ties_hit, ties_miss, n_questions, n_queries)" in preview
+        rows = [[c.strip() for c in line.split("|")[5:9]] for line in preview.splitlines()[2:7]]
+        assert rows and all(re.fullmatch(r"\d\.\d{3}", r) for row in rows for r in row[:2]), rows  # rates: 3 decimals
+        assert all(len(re.sub(r"e.*|^[0.]+|\.", "", p)) <= 3 for row in rows for p in row[2:]), rows  # p: 3 digits
+        assert report_meta.metadata["path"].value == "assets/significance_report.parquet"  # the data dir may move
+        assert report_meta.metadata["report_path"].value == "reports/significance_report.md"
 
         records = instance.fetch_materializations(AssetKey("chunk_sets"), limit=100).records
         by_partition = {r.partition_key: r.asset_materialization.metadata for r in records}
@@ -185,7 +195,18 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert (data_dir / "assets" / "chunk_sets" / "E.parquet").exists()
     assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
-        assert len(instance.get_runs()) == 4
+        runs = instance.get_runs()  # each under a named job, as the UI lists and filters them
+        assert sorted(r.job_name for r in runs) == ["corpus", "evaluation", "strategy_indexes", "strategy_indexes"]
+
+    # the materialised runs, exported for trec_eval / ranx: one qrels and one run file per strategy x retriever
+    trec = tmp_path / "trec"
+    export = ["export", "trec", "--data-dir", str(data_dir), "--out", str(trec)]
+    assert main([*export, "--strategy", "E", "--retriever", "hybrid"]) == 0
+    assert sorted(p.name for p in trec.iterdir()) == ["E.hybrid.chunks.run", "qrels.E.chunks.txt"]
+    lines = [line.split() for line in (trec / "E.hybrid.chunks.run").read_text().splitlines()]
+    assert {len(fields) for fields in lines} == {6} and {f[1] for f in lines} == {"Q0"} and lines[0][3] == "1"
+    assert main([*export, "--strategy", "B"]) == 2
+    assert "run `rag-assets run --data-dir" in capsys.readouterr().err
 
     # ask answers from what was materialised, with citations that slice their quotes out of the document
     ask = ["ask", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--json"]

@@ -186,3 +186,26 @@ def test_a_headline_names_the_k_where_a_difference_is_significant():
     assert "E/dense vs C/dense: significant at R@4 (wins +18/−0, Holm p = 3.1e-05); not at R@1, R@8, R@20." in line
     none = comparisons.paired_tests(_hits([r for r in rows if r[0] in ("q0", "q30", "q31")]), chosen)[0]
     assert "significant at no k after Holm (closest: R@4, +1/−0" in significance_markdown.verdict(none)
+
+
+def test_the_recall_plot_fits_the_ui_dialog_and_its_one_legend_names_every_line():
+    """8 strategies x 5 retrievers: the widest report there is. (The UI shows it in a 1024-px dialog.)"""
+    rows = [
+        {"strategy": s, "retriever": r, "metric": "recall", "k": k, "value": v, "ci_low": v - 0.05, "ci_high": v + 0.05}
+        for s in ("A", "B", "C", "D", "E", "F", "W", "doc")
+        for r in ("dense", "bm25", "hybrid", "rerank", "rerank-llm")
+        for k, v in zip((1, 4, 8, 20), (0.3, 0.5, 0.6, 0.7))
+    ]
+    metrics = pd.DataFrame(rows)
+    fig = significance_markdown.recall_figure(metrics)
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["A", "B", "C", "D", "E", "F", "W", "doc"]
+    colour = {t.get_text(): h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["bm25", "dense", "hybrid", "rerank", "rerank-llm"]
+    assert all(ax.get_legend() is None for ax in panels)  # one legend for the figure, none per panel
+    assert all(line.get_color() == colour[line.get_label()] for ax in panels for line in ax.get_lines())
+    png = significance_markdown.recall_plot_png(metrics)
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
+    assert 600 < width <= significance_markdown.PLOT_MAX_PX
+    assert significance_markdown.recall_plot_png(metrics[metrics["metric"] == "mrr"]) is None

@@ -7,6 +7,7 @@ import pytest
 from conftest import TINY_DOCS, TINY_QUESTIONS, write_dataset
 from ranx import Qrels, Run, evaluate
 
+from rag_assets.app.cli import main
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.evaluation import metric_tables, trec
 from rag_assets.ingest import corpus
@@ -19,8 +20,8 @@ from rag_assets.retrieval.search import ChunkIndex, run_queries
 KS = (1, 4, 8, 20)
 
 
-def ours_and_ranx(snapshot: pd.DataFrame, truth: pd.DataFrame, out, strategy: str = "E"):
-    """(our metric table, our per-query hits, the exported files' ranx scores per retriever)."""
+def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*(f"hit_rate@{k}" for k in KS), "mrr")):
+    """(our metric table, the exported qrels, and per retriever the exported run's per-query ranx scores)."""
     chunks = chunk_corpus(snapshot, STRATEGIES[strategy])
     embedder = Embedder()
     index = ChunkIndex(
@@ -32,22 +33,20 @@ def ours_and_ranx(snapshot: pd.DataFrame, truth: pd.DataFrame, out, strategy: st
     )
     queries = truth[["query_id", "query"]]
     runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)))
-    hits = metric_tables.query_hits(runs, {strategy: chunks}, truth)
-    table = metric_tables.metric_table(hits, {})
+    table = metric_tables.metric_table(metric_tables.query_hits(runs, {strategy: chunks}, truth), {})
     trec.export(runs, {strategy: chunks}, truth, out)
-    qrels = Qrels.from_file(str(out / f"qrels.{strategy}.chunks.txt"), kind="trec")
-    metrics = [f"hit_rate@{k}" for k in KS] + ["mrr"]
+    qrels = Qrels.from_file(str(out / f"qrels.{strategy}.{level}.txt"), kind="trec")
     scores = {
         r: evaluate(
             qrels,
-            Run.from_file(str(out / f"{strategy}.{r}.chunks.run"), kind="trec"),
-            metrics,
+            Run.from_file(str(out / f"{strategy}.{r}.{level}.run"), kind="trec"),
+            list(metrics),
             return_mean=False,
             make_comparable=True,
         )
         for r in ("dense", "bm25", "hybrid")
     }
-    return table, hits, scores, qrels
+    return table, qrels, scores
 
 
 def test_exported_runs_give_back_our_recall_and_mrr_on_the_bundled_corpus(tmp_path):
@@ -55,7 +54,7 @@ def test_exported_runs_give_back_our_recall_and_mrr_on_the_bundled_corpus(tmp_pa
     records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
     truth = gt.sample(gt.validate(records, snapshot)[0], gt.Sample())
     truth = truth[truth["kind"] == "answerable"].reset_index(drop=True)
-    table, hits, scores, qrels = ours_and_ranx(snapshot, truth, tmp_path)
+    table, qrels, scores = ours_and_ranx(snapshot, truth, tmp_path)
     ours = table.set_index(["retriever", "metric", "k"])["value"]
     judged = set(qrels.to_dict())  # questions with a relevant chunk; the destroyed ones have no qrels line
     share = len(judged) / truth["query_id"].nunique()
@@ -75,7 +74,7 @@ def test_several_phrasings_average_by_question_then_over_questions(tmp_path):
     truth = gt.validate(records, snapshot)[0]
     truth = truth[truth["kind"] == "answerable"].reset_index(drop=True)
     assert truth["question_id"].value_counts()["q-valve"] == 2  # two phrasings
-    table, hits, scores, qrels = ours_and_ranx(snapshot, truth, tmp_path / "out", strategy="C")
+    table, qrels, scores = ours_and_ranx(snapshot, truth, tmp_path / "out", strategy="C")
     ours = table.set_index(["retriever", "metric", "k"])["value"]
     question_of = dict(zip(truth["query_id"], truth["question_id"]))
     for retriever, per_query in scores.items():
@@ -83,3 +82,20 @@ def test_several_phrasings_average_by_question_then_over_questions(tmp_path):
             by_query = pd.Series(per_query[f"hit_rate@{k}"], index=list(qrels.keys()))
             by_question = by_query.groupby(by_query.index.map(question_of)).mean().mean()
             assert ours[(retriever, "recall", k)] == pytest.approx(by_question, abs=1e-9)
+
+
+@pytest.mark.parametrize("strategy", ["doc", "C"])
+def test_graded_document_runs_give_back_our_ndcg_and_recall_on_the_beir_fixture(beir_folder, tmp_path, strategy):
+    main(["import", "beir", str(beir_folder), "--out", str(tmp_path / "native")])
+    snapshot = corpus.snapshot(tmp_path / "native" / "documents")
+    records, _ = gt.read_questions(tmp_path / "native" / "questions.jsonl")
+    truth = gt.validate(records, snapshot)[0]
+    table, qrels, scores = ours_and_ranx(
+        snapshot, truth, tmp_path / "out", strategy, level="documents", metrics=("ndcg@10", "recall@100")
+    )
+    ours = table.set_index(["retriever", "metric", "k"])["value"]
+    assert sorted(qrels.keys()) == sorted(truth["query_id"])  # every graded question judged: no mapping here
+    for retriever, per_query in scores.items():
+        assert ours[(retriever, "ndcg", 10)] == pytest.approx(float(np.mean(per_query["ndcg@10"])), abs=1e-9)
+        assert ours[(retriever, "doc_recall", 100)] == pytest.approx(float(np.mean(per_query["recall@100"])), abs=1e-9)
+    assert {round(float(np.mean(s["ndcg@10"])), 9) for s in scores.values()} != {1.0}  # an imperfect ranking is checked

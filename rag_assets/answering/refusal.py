@@ -115,7 +115,7 @@ def bluff_examples(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str
                     "query": r.query,
                     "kind": r.kind,
                     "chunk_id": kept[0],
-                    "distance": float(r.distances[0]),
+                    "distance": round(float(r.distances[0]), 3),
                     "word_overlap": round(overlap, 3),
                     "excerpt": texts[kept[0]][:200],
                 }
@@ -165,6 +165,6 @@ def sweep_table(sweep: pd.DataFrame, thresholds) -> str:
         cells = []
         for g, o in cols:
             r = keyed.loc[(t, g, o)]
-            cells.append(f"{int(r['count'])}/{int(r['n'])} ({r['rate']:.2f})" if r["n"] else "—")
+            cells.append(f"{int(r['count'])}/{int(r['n'])} ({r['rate']:.3f})" if r["n"] else "—")
         lines.append(f"| {t:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 import time
 import warnings
@@ -95,7 +97,6 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
         max_file_mb=args.max_file_mb,
         llm=not args.no_llm,
     )
-    job = defs.resolve_implicit_global_asset_job_def()
     steps = materialization_steps(defs, strategies)
     report = RunReport()
     started = time.perf_counter()
@@ -111,7 +112,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             names = ", ".join(k.to_user_string() for k in step.keys)
             print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
             t0 = time.perf_counter()
-            result = job.execute_in_process(
+            result = defs.resolve_job_def(step.job).execute_in_process(
                 instance=instance,
                 asset_selection=list(step.keys),
                 partition_key=step.partition_key,
@@ -218,6 +219,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    """`dg dev` on the same data dir and dataset, as a child in its own process group that this
+    command stops whole (webserver, daemon, code servers) on SIGINT or SIGTERM, in the foreground
+    or in the background (where a shell starts it with SIGINT ignored)."""
     use_data_dir(Path(args.data_dir), Path(args.dataset))
     from dagster import DagsterInstance
 
@@ -225,11 +229,45 @@ def cmd_ui(args: argparse.Namespace) -> int:
         orphans = fail_orphaned_runs(instance)
     if orphans:
         print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
-    print(f"Dagster UI on http://localhost:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
-    os.chdir(PROJECT_ROOT)
-    dg = Path(sys.executable).parent / "dg"  # the venv's own dg, whether or not the venv is activated
-    os.execv(dg, [str(dg), "dev", "--port", str(args.port)])
-    return 0  # not reached
+    print(f"Dagster UI on http://127.0.0.1:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})", flush=True)
+    venv = Path(sys.executable).parent  # the venv's own dg, whether or not the venv is activated
+    child = subprocess.Popen(
+        [str(venv / "dg"), "dev", "--port", str(args.port)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "VIRTUAL_ENV": str(venv.parent)},  # dg then knows its venv is the active one
+        start_new_session=True,
+        preexec_fn=_default_signals,
+    )
+    stop = lambda signum, frame: _stop_group(child)  # noqa: E731
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        return child.wait()
+    finally:
+        _stop_group(child)
+
+
+def _default_signals() -> None:
+    """In the child: default SIGINT and SIGTERM, whatever the shell left ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop_group(child: subprocess.Popen, grace: float = 15.0) -> None:
+    """SIGTERM to the child's whole process group, SIGKILL to what is left after `grace` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(child.pid, 0)
+            except ProcessLookupError:
+                return
+            child.poll()
+            time.sleep(0.2)
 
 
 def cmd_export_trec(args: argparse.Namespace) -> int:

@@ -23,6 +23,10 @@ def use_data_dir(data_dir: Path, dataset: Path) -> Path:
     if not config.exists():  # explicit: no "defaulting" notice, no telemetry calls, and on a small
         # machine at most two runs at once when the automation sensor fans out over strategies
         config.write_text("telemetry:\n  enabled: false\nrun_queue:\n  max_concurrent_runs: 2\n")
+    nux = home / ".nux" / "nux.yaml"  # Dagster's own record that the first-visit dialog was seen
+    if not nux.exists():
+        nux.parent.mkdir(exist_ok=True)
+        nux.write_text("seen: 1\n")
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["RAG_ASSETS_DATA_DIR"] = str(data_dir)
     os.environ["RAG_ASSETS_DATASET"] = str(dataset.resolve())
@@ -52,9 +56,16 @@ def fail_orphaned_runs(instance) -> list[str]:
     return [r.run_id for r in orphans]
 
 
+# The code location's label, as the UI tags the runs it launches (`.dagster/repository`): the
+# Overview timeline and a job's Runs tab show only runs that carry it.
+REPOSITORY_TAG = ".dagster/repository"
+REPOSITORY_LABEL = "__repository__@rag_assets"  # Definitions' repository @ the location in [tool.dg]
+
+
 def run_tags() -> dict[str, str]:
-    """Tags that name this process, so a later command can tell whether its runs are orphans."""
-    return {PID_TAG: str(os.getpid()), START_TAG: process_start(os.getpid()) or ""}
+    """Tags for a run this process executes: its code location, as a UI-launched run has, and
+    this process's pid and start time, so a later command can tell whether the run is an orphan."""
+    return {REPOSITORY_TAG: REPOSITORY_LABEL, PID_TAG: str(os.getpid()), START_TAG: process_start(os.getpid()) or ""}
 
 
 INSTANCE_FILES = ["dagster.yaml", "history/runs.db", "history/runs/index.db", "schedules/schedules.db"]

@@ -14,6 +14,7 @@ from dagster import AssetKey, Definitions
 @dataclass(frozen=True)
 class Step:
     label: str
+    job: str  # the job of defs/__init__.py that runs this stage
     keys: tuple[AssetKey, ...]
     partition_key: str | None = None
 
@@ -27,10 +28,10 @@ def materialization_steps(defs: Definitions, partition_keys: list[str]) -> list[
         if k not in partitioned and graph.get(k).parent_keys & (partitioned | downstream):
             downstream.add(k)
     roots = tuple(k for k in order if k not in partitioned and k not in downstream)
-    steps = [Step("unpartitioned roots", roots)] if roots else []
+    steps = [Step("unpartitioned roots", "corpus", roots)] if roots else []
     if partitioned:
         keys = tuple(k for k in order if k in partitioned)
-        steps += [Step(f"partition {p}", keys, p) for p in partition_keys]
+        steps += [Step(f"partition {p}", "strategy_indexes", keys, p) for p in partition_keys]
     if downstream:
-        steps.append(Step("downstream of partitions", tuple(k for k in order if k in downstream)))
+        steps.append(Step("downstream of partitions", "evaluation", tuple(k for k in order if k in downstream)))
     return steps

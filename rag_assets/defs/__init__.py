@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from dagster import Definitions
+from dagster import AssetSelection, Definitions, define_asset_job
 
 from rag_assets.defs.automation import automation_sensor
 from rag_assets.defs.chunk_assets import chunk_sets
@@ -52,6 +52,27 @@ ASSETS = [
 ]
 
 
+PARTITIONED = AssetSelection.assets(*[a for a in ASSETS if a.partitions_def])
+# The jobs `rag-assets run` launches, one per stage of its plan, so that its runs carry a job name.
+RUN_JOBS = [
+    define_asset_job(
+        "corpus",
+        AssetSelection.assets(*ASSETS) - PARTITIONED.downstream(),
+        description="The unpartitioned roots: corpus snapshot and ground truth.",
+    ),
+    define_asset_job(
+        "strategy_indexes",
+        PARTITIONED,
+        description="One strategy's chunk set, embeddings and BM25 index (one run per strategy).",
+    ),
+    define_asset_job(
+        "evaluation",
+        PARTITIONED.downstream() - PARTITIONED,
+        description="Everything downstream of the strategies: runs, tables, reports, history.",
+    ),
+]
+
+
 def build_definitions(
     data_dir: Path | None = None,
     dataset_dir: Path | None = None,
@@ -66,7 +87,7 @@ def build_definitions(
     return Definitions(
         assets=[*SOURCES, *ASSETS],
         sensors=[source_versions_sensor, automation_sensor],
-        jobs=[nightly_evaluation_job],
+        jobs=[nightly_evaluation_job, *RUN_JOBS],
         schedules=[nightly_evaluation_schedule],
         resources={
             "io_manager": ParquetIOManagerFactory(base_path=str(DataDir(data_dir).assets)),

@@ -15,6 +15,8 @@ from dagster import (
 
 from rag_assets.chunking import diagnostics, strategies
 from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.glue import decimals
+from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.ingest import corpus
 
@@ -34,6 +36,7 @@ def chunker_stamp(strategy: strategies.Strategy) -> str:
     partitions_def=strategy_partitions,
     code_version=CHUNKER_CODE_VERSION,
     deps=["chunker_settings"],
+    metadata={PREVIEW_KEY: ["chunk_id", "document_id", "section", "start", "end", "word_count", "text"]},
     automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("offsets_slice_back", asset="chunk_sets", blocking=True),
@@ -59,7 +62,7 @@ def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, gr
         chunks,
         data_version=DataVersion(strategies.chunk_table_hash(chunks)),
         metadata={
-            **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in stats.items()},
+            **{k: decimals(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in stats.items()},
             "settings": MetadataValue.json(strategy.settings()),
             "destroyed_question_ids": MetadataValue.json(destroyed),
             "chunks_per_document": MetadataValue.json(coverage["chunks_per_document"]),

@@ -15,7 +15,8 @@ from dagster import (
 )
 
 from rag_assets.defs.automation import AUTOMATION
-from rag_assets.defs.io_manager import markdown_preview
+from rag_assets.defs.glue import decimals
+from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
 from rag_assets.defs.resources import DatasetResource
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
@@ -28,6 +29,7 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
     group_name="corpus",
     code_version=f"snapshot2+{EXTRACTORS_VERSION}",
     deps=["corpus_files"],
+    metadata={PREVIEW_KEY: ["document_id", "path", "status", "reason", "extractor", "bytes", "title", "access"]},
     automation_condition=AUTOMATION,
     check_specs=[
         AssetCheckSpec("document_ids_unique", asset="corpus_snapshot", blocking=True),
@@ -62,9 +64,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
             else MetadataValue.md("none"),
             "failed_by_reason": MetadataValue.json(counts["failed_by_reason"]),
             "characters": int(frame["text"].str.len().sum()),
-            "megabytes_per_second": MetadataValue.float(
-                float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0
-            ),
+            "megabytes_per_second": decimals(float(frame["bytes"].sum()) / 2**20 / seconds if seconds else 0.0),
             "failures": MetadataValue.md(markdown_preview(failed[["path", "reason", "error"]], rows=len(failed)))
             if len(failed)
             else MetadataValue.md("none"),
@@ -92,6 +92,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
     group_name="corpus",
     code_version="ground_truth2",
     deps=["questions_file"],
+    metadata={PREVIEW_KEY: ["query_id", "question_id", "kind", "query", "needle", "document_id", "relevant"]},
     automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth", blocking=True)],
 )

@@ -10,7 +10,8 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from rag_assets import storage
 from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.glue import ALL_STRATEGIES
+from rag_assets.defs.glue import ALL_STRATEGIES, decimals
+from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation import comparisons, metric_tables, plots, significance, significance_markdown
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
@@ -26,6 +27,7 @@ from rag_assets.retrieval.search import ChunkIndex, run_queries
     group_name="evaluation",
     code_version="retrieval2",
     automation_condition=AUTOMATION,
+    metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "chunk_ids", "distances", "total_ms"]},
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
     deps=["bm25_index"],
 )
@@ -118,6 +120,7 @@ def retrieval_runs(
     group_name="evaluation",
     code_version="hits1",
     automation_condition=AFTER_RETRIEVAL,
+    metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "hit_rank", "citable_rank", "holders", "ndcg_10"]},
     ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)},
 )
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
@@ -150,7 +153,12 @@ def check_same_inputs(
             )
 
 
-@asset(group_name="evaluation", code_version="eval1", automation_condition=AUTOMATION)
+@asset(
+    group_name="evaluation",
+    code_version="eval1",
+    automation_condition=AUTOMATION,
+    metadata={PREVIEW_KEY: ["strategy", "retriever", "metric", "k", "value", "ci_low", "ci_high", "n_questions"]},
+)
 def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     """R@1/4/8/20 and MRR (and citable twins) with 95 % intervals, answers destroyed, provenance."""
     destroyed = query_hits[query_hits["holders"] == 0].groupby("strategy")["question_id"].nunique().to_dict()
@@ -167,11 +175,18 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     )
 
 
-@asset(group_name="evaluation", code_version="report1", automation_condition=AUTOMATION)
+@asset(
+    group_name="evaluation",
+    code_version="report1",
+    automation_condition=AUTOMATION,
+    metadata={PREVIEW_KEY: ["comparison", "k", "wins", "losses", "recall_a", "recall_b", "p_value", "p_holm"]},
+)
 def significance_report(
     context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame, evaluation_tables: pd.DataFrame
 ):
-    """Paired sign tests (Holm) for the chapter's comparisons, as a table, Markdown and a plot."""
+    """Paired sign tests (Holm) for the chapter's comparisons. Where to read it: the `report` entry of the
+    latest materialisation below ([Show Markdown]) holds the whole report, recall table, sign tests and
+    plot; `report_path` is the same report in the data dir, with its plot beside it."""
     tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
     destroyed = (
         evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
@@ -199,7 +214,9 @@ def significance_report(
             "report": MetadataValue.md(
                 markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
             ),
-            "report_path": MetadataValue.path(str(out / "significance_report.md")),
+            "report_path": MetadataValue.path(
+                (out / "significance_report.md").relative_to(data_dir.layout.root).as_posix()
+            ),
             "not_compared": MetadataValue.json(skipped),
         },
     )
@@ -247,16 +264,12 @@ def refusal_sweep(
         metadata={
             "strategy": strategy,
             "configured_strategy": retrieval.serving_strategy,
-            "operating_threshold": MetadataValue.float(threshold),
+            "operating_threshold": decimals(threshold),
             "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
             "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
-            "worst_in_domain_answer_distance": MetadataValue.float(float(answer.max())),
-            "best_out_of_domain_distance": MetadataValue.float(
-                float(best.loc[best["kind"] == "out_of_domain", "best"].min())
-            ),
-            "best_unanswerable_distance": MetadataValue.float(
-                float(best.loc[best["kind"] == "unanswerable", "best"].min())
-            ),
+            "worst_in_domain_answer_distance": decimals(answer.max()),
+            "best_out_of_domain_distance": decimals(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
+            "best_unanswerable_distance": decimals(float(best.loc[best["kind"] == "unanswerable", "best"].min())),
             "must_refuse_queries": len(ood),
             "bluff_examples": MetadataValue.json(refusal.bluff_examples(runs, ground_truth, texts, threshold)),
         },

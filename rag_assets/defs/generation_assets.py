@@ -9,7 +9,7 @@ from tqdm import tqdm
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import build_answerer, with_titles
 from rag_assets.defs.automation import AFTER_RETRIEVAL
-from rag_assets.defs.glue import ALL_STRATEGIES
+from rag_assets.defs.glue import ALL_STRATEGIES, decimals
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
@@ -21,7 +21,7 @@ from rag_assets.retrieval.search import ChunkIndex
 def _summary_markdown(summary: pd.DataFrame) -> str:
     lines = ["| metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|"]
     for r in summary.itertuples():
-        interval = f"[{r.ci_low:.2f}, {r.ci_high:.2f}]" if pd.notna(r.ci_low) else ""
+        interval = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if pd.notna(r.ci_low) else ""
         count = f"{r.count}/{r.n}" if pd.notna(r.count) else f"n={r.n}"
         lines.append(f"| {r.metric} | {r.group} | {r.value:.3f} | {interval} | {count} |")
     return "\n".join(lines)
@@ -111,7 +111,7 @@ def generation_eval(
             "generator": lm.identity,
             "strategy": strategy,
             "retriever": answerer.retriever,
-            "threshold": MetadataValue.float(retrieval.refusal_threshold),
+            "threshold": decimals(retrieval.refusal_threshold),
             "input_budget_tokens": generator.input_budget,
             "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),
             "summary": MetadataValue.md(_summary_markdown(summary)),

@@ -1,9 +1,19 @@
 """Dagster glue shared by the asset modules (which never import each other)."""
 
-from dagster import AssetKey
+from dagster import AssetKey, MetadataValue
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
+
+
+def decimals(value: float, digits: int = 3) -> MetadataValue:
+    """A rate, share, distance or duration as the UI should show it: 3 decimals."""
+    return MetadataValue.float(round(float(value), digits))
+
+
+def significant(value: float, digits: int = 3) -> MetadataValue:
+    """A p-value or a tiny error as the UI should show it: 3 significant digits."""
+    return MetadataValue.float(float(f"{float(value):.{digits}g}"))
 
 
 def label(key: AssetKey | str, partition: str | None = None) -> str:

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from rag_assets.chunking import diagnostics
 from rag_assets.defs.automation import AUTOMATION
-from rag_assets.defs.glue import label
+from rag_assets.defs.glue import decimals, label, significant
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.retrieval import dense
@@ -77,17 +77,17 @@ def embeddings(
             "chunks": len(texts),
             "encoded": stats.encoded,
             "cache_hits": stats.hits,
-            "cache_hit_rate": MetadataValue.float(stats.hit_rate),
-            "chunks_per_second": MetadataValue.float(stats.encoded / stats.seconds if stats.encoded else 0.0),
-            **{k: MetadataValue.float(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in tokens.items()},
+            "cache_hit_rate": decimals(stats.hit_rate),
+            "chunks_per_second": decimals(stats.encoded / stats.seconds if stats.encoded else 0.0),
+            **{k: decimals(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in tokens.items()},
         },
     )
     yield AssetCheckResult(
         check_name="unit_norm_and_distance_identity",
         passed=norm_err < UNIT_TOLERANCE and identity_err < UNIT_TOLERANCE,
         metadata={
-            "max_norm_error": MetadataValue.float(norm_err),
-            "max_identity_error_200x200": MetadataValue.float(identity_err),
+            "max_norm_error": significant(norm_err),
+            "max_identity_error_200x200": significant(identity_err),
         },
     )
     identities = sorted(frame["model_id"].unique())
@@ -99,8 +99,8 @@ def embeddings(
             "identities": MetadataValue.json(identities),
             "configured": model.identity,
             "reencoded_sample": min(IDENTITY_SAMPLE, len(texts)),
-            "max_reencoding_distance": MetadataValue.float(drift),
-            "tolerance": MetadataValue.float(SAME_VECTOR),
+            "max_reencoding_distance": significant(drift),
+            "tolerance": significant(SAME_VECTOR),
         },
     )
 
@@ -120,10 +120,10 @@ def bm25_index(
     index.save(path)
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(str(path)),
+            "path": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),  # the data dir may move
             "settings": MetadataValue.json(vars(settings)),
             "documents": index.n_docs,
             "vocabulary": index.vocabulary_size,
-            "build_seconds": MetadataValue.float(seconds),
+            "build_seconds": decimals(seconds),
         }
     )

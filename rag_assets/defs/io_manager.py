@@ -22,32 +22,50 @@ from dagster import (
 from upath import UPath
 
 from rag_assets import locking, storage
+from rag_assets.layout import DataDir
 
 PREVIEW_ROWS = 5
+PREVIEW_COLUMNS = 8  # wider tables are clipped by the UI's dialog
+# An asset's definition metadata: the columns its preview shows (a reader's view of the table).
+PREVIEW_KEY = "preview_columns"
 PREVIEW_CELL_CHARS = 80
+P_VALUE_COLUMNS = {"p_value", "p_holm"}
 
 
-def _cell(value) -> str:
+def _cell(value, column: str) -> str:
+    if isinstance(value, float):  # what it means: 3 significant digits for a p-value, 3 decimals otherwise
+        return f"{value:.3g}" if column in P_VALUE_COLUMNS else f"{value:.3f}"
     text = str(value).replace("\n", "\\n").replace("|", "\\|")
     return text if len(text) <= PREVIEW_CELL_CHARS else text[: PREVIEW_CELL_CHARS - 1] + "…"
 
 
-def markdown_preview(frame: pd.DataFrame, rows: int = PREVIEW_ROWS) -> str:
-    """First rows as a Markdown table, long cells cut so the UI stays readable."""
-    head = frame.head(rows)
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in head.itertuples(index=False)]
+def markdown_preview(frame: pd.DataFrame, rows: int = PREVIEW_ROWS, columns: list[str] | None = None) -> str:
+    """First rows of `columns` (default: the first ones) as a Markdown table, at most
+    PREVIEW_COLUMNS wide, long cells cut and numbers rounded so the UI stays readable; a note
+    names the columns left out (the `path` entry is the whole table)."""
+    columns = [c for c in columns or frame.columns if c in frame.columns][:PREVIEW_COLUMNS]
+    head = frame[columns].head(rows)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += [
+        "| " + " | ".join(_cell(v, c) for v, c in zip(row, columns)) + " |" for row in head.itertuples(index=False)
+    ]
+    hidden = [c for c in frame.columns if c not in columns]
+    if hidden:
+        lines += [
+            "",
+            f"{len(hidden)} more columns ({', '.join(hidden)}): the whole table is the Parquet file under `path`.",
+        ]
     return "\n".join(lines)
 
 
-def table_metadata(frame: pd.DataFrame) -> dict:
+def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None) -> dict:
     schema = pa.Schema.from_pandas(frame, preserve_index=False)
     return {
         "dagster/row_count": MetadataValue.int(len(frame)),
         "dagster/column_schema": MetadataValue.table_schema(
             TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in schema])
         ),
-        "preview": MetadataValue.md(markdown_preview(frame)),
+        "preview": MetadataValue.md(markdown_preview(frame, columns=preview_columns)),
     }
 
 
@@ -72,7 +90,12 @@ class ParquetIOManager(UPathIOManager):
             return pq.read_table(fh).to_pandas()
 
     def get_metadata(self, context: OutputContext, obj: pd.DataFrame) -> dict:
-        return table_metadata(obj)
+        """The table's metadata, and its `path` relative to the data dir (it may move)."""
+        root = UPath(self._base_path).parent
+        partition = context.asset_partition_key if context.has_asset_partitions else None
+        relative = DataDir(Path(root.path)).table(context.asset_key.to_user_string(), partition).relative_to(root.path)
+        preview = (context.definition_metadata or {}).get(PREVIEW_KEY)
+        return {**table_metadata(obj, preview), "path": MetadataValue.path(relative.as_posix())}
 
 
 class ParquetIOManagerFactory(ConfigurableIOManagerFactory):

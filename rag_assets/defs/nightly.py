@@ -70,7 +70,7 @@ def evaluation_history(
     )
     return MaterializeResult(
         metadata={
-            "entry": MetadataValue.path(str(path)),
+            "entry": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),
             "entries": len(history.entries(data_dir.layout.history)),
             **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
         }

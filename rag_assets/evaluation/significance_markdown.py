@@ -114,10 +114,16 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
-PLOT_MAX_PX = 1200  # the widest a plot may be: it must fit the UI's metadata dialog
+PLOT_MAX_PX = 960  # the widest a plot may be: the UI shows Markdown metadata in a 1024-px dialog
 
 
-def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) -> bytes | None:
+def recall_plot_png(metrics: pd.DataFrame) -> bytes | None:
+    """The recall figure as PNG; None when there is no recall to plot."""
+    fig = recall_figure(metrics)
+    return None if fig is None else png_bytes(fig)
+
+
+def recall_figure(metrics: pd.DataFrame, retrievers: list[str] | None = None):
     """Recall@k curves per strategy, one panel per retriever (two panels a row), 95 % intervals
     as bands, and one legend naming every strategy with the same colour in every panel; at
     most PLOT_MAX_PX wide. None when there is no recall to plot."""
@@ -159,7 +165,7 @@ def recall_plot_png(metrics: pd.DataFrame, retrievers: list[str] | None = None) 
         frameon=False,
     )
     fig.tight_layout(rect=(0, 0.12 / rows, 1, 1))
-    return png_bytes(fig)
+    return fig
 
 
 def render(

@@ -1,0 +1,265 @@
+"""The Dagster UI as a user meets it, in a real browser: Debian's Chromium driven by Playwright,
+against `rag-assets ui` on a data dir materialised from a small corpus. The UI runs in its own
+process group, started with SIGINT ignored as a shell's `&` does, and must stop whole on SIGINT.
+
+Screenshots of each page are written to test-artifacts/browser/ when a check fails."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import write_dataset
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium")
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser"
+ASSETS = [
+    "corpus_snapshot",
+    "ground_truth",
+    "chunk_sets",
+    "embeddings",
+    "bm25_index",
+    "retrieval_runs",
+    "query_hits",
+    "evaluation_tables",
+    "significance_report",
+    "refusal_sweep",
+    "generation_eval",
+    "evaluation_history",
+    "regression_report",
+]
+CHAIN = [
+    "corpus_files",
+    "corpus_snapshot",
+    "chunk_sets",
+    "embeddings",
+    "retrieval_runs",
+    "query_hits",
+    "evaluation_tables",
+    "significance_report",
+]
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(
+        int(line.split()[0]) == pgid
+        for line in subprocess.run(["ps", "-eo", "pgid=,stat="], capture_output=True, text=True).stdout.splitlines()
+        if "Z" not in line.split()[1]
+    )
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ui")
+    dataset = write_dataset(root / "dataset")
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    cli = [sys.executable, "-m", "rag_assets.app.cli"]
+    common = ["--dataset", str(dataset), "--data-dir", str(root / "data")]
+    built = subprocess.run([*cli, "run", *common, "--no-llm"], env=env, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    port = free_port()
+    ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731  (what `cmd &` does)
+    server = subprocess.Popen(
+        [*cli, "ui", *common, "--port", str(port)],
+        env=env,
+        start_new_session=True,
+        preexec_fn=ignore_sigint,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/server_info", timeout=5) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(1)
+    else:
+        os.killpg(server.pid, signal.SIGKILL)
+        pytest.fail("rag-assets ui did not answer within 180 s")
+    yield base
+    server.send_signal(signal.SIGINT)  # to `rag-assets ui` alone: it must stop its whole group
+    deadline = time.time() + 60
+    while group_alive(server.pid) and time.time() < deadline:
+        time.sleep(0.5)
+    server.poll()
+    stopped = not group_alive(server.pid)
+    if not stopped:
+        os.killpg(server.pid, signal.SIGKILL)
+    assert stopped, "rag-assets ui left processes running after SIGINT"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.errors = []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    yield page
+    page.close()
+
+
+@contextmanager
+def looking_at(page, name: str):
+    """Run the checks of one page; on failure keep its screenshot."""
+    try:
+        yield
+        for problem in ("Something went wrong", "Traceback (most recent call last)", "DagsterUserCodeLoadError"):
+            assert problem not in page.inner_text("body"), f"{name}: the page shows {problem!r}"
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        raise
+
+
+def visit(page, url: str) -> None:
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)
+    page.wait_for_timeout(1500)
+
+
+def test_the_asset_list_shows_everything_materialised_and_nothing_stale(ui, page):
+    page.set_viewport_size({"width": 1280, "height": 2400})  # the list only renders the rows it shows
+    with looking_at(page, "assets"):
+        visit(page, ui + "/assets")
+        page.get_by_text("significance_report", exact=True).first.wait_for()
+        page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)  # each status
+        rows = page.evaluate("""() => Object.fromEntries(
+          [...document.querySelectorAll('a[href^="/assets/"]')].map(a => {
+            let row = a;  // climb from the asset's link to the row that also holds its group and status
+            while (row.parentElement && !row.innerText.includes('rag_assets')) row = row.parentElement;
+            return [a.getAttribute('href').slice('/assets/'.length), row.innerText];
+        }))""")
+        for asset in ASSETS:
+            row = rows[asset]
+            assert "Materialized" in row or row.count("All") == 1 and "8 partitions" in row, (asset, row)
+        text = page.inner_text("body")
+        for word in ("Stale", "Unsynced", "Never materialized", "Missing"):
+            assert word not in text, word
+        assert not page.errors, page.errors
+
+
+def graph_labels(page) -> set[str]:
+    """Names drawn right of the asset-group sidebar: the graph's nodes, whole even when the UI shortens them."""
+    return set(
+        page.evaluate("""() => {
+        let sidebar = document.querySelector('input[placeholder="Jump to…"]');
+        while (sidebar.getBoundingClientRect().height < window.innerHeight / 2) sidebar = sidebar.parentElement;
+        const edge = sidebar.getBoundingClientRect().right;
+        return [...document.querySelectorAll('*')].filter(e => e.children.length === 0 && e.textContent.trim()
+            && e.getBoundingClientRect().left >= edge).map(e => e.textContent.trim());
+    }""")
+    )
+
+
+def drawn(name: str, labels: set[str]) -> bool:
+    return name in labels or any(
+        "…" in t and name.startswith(t.split("…")[0]) and name.endswith(t.split("…")[1]) for t in labels
+    )
+
+
+def test_the_global_lineage_expanded_shows_the_chain_from_the_sources_to_the_report(ui, page):
+    with looking_at(page, "lineage"):
+        visit(page, ui + "/asset-groups")
+        assert not any(drawn(asset, graph_labels(page)) for asset in CHAIN)  # groups start collapsed
+        page.keyboard.press("Alt+e")  # the graph's own shortcut for "Expand all groups"
+        page.wait_for_timeout(2000)
+        labels = graph_labels(page)
+        assert [asset for asset in CHAIN + ASSETS if not drawn(asset, labels)] == [], labels
+        assert not page.errors, page.errors
+
+
+def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, page):
+    with looking_at(page, "significance_report"):
+        visit(page, ui + "/assets/significance_report")
+        assert "report, recall table, sign tests and plot" in page.inner_text("body")  # the asset says where
+        page.get_by_text("[Show Markdown]", exact=True).first.click()
+        dialog = page.get_by_role("dialog")
+        dialog.wait_for()
+        page.wait_for_timeout(1500)
+        found = page.evaluate("""() => {
+            const d = document.querySelector('[role=dialog]'), box = d.getBoundingClientRect();
+            return {headings: [...d.querySelectorAll('h1,h2')].map(h => h.textContent),
+                    tables: [...d.querySelectorAll('table')].map(t => t.querySelector('th').textContent),
+                    images: [...d.querySelectorAll('img')].map(i => ({natural: i.naturalWidth,
+                        inside: i.getBoundingClientRect().left >= box.left
+                            && i.getBoundingClientRect().right <= box.right}))};
+        }""")
+        assert found["headings"][0] == "Retrieval evaluation and significance"
+        assert "Recall@k with 95 % intervals, by question" in found["headings"]
+        assert found["tables"] == ["strategy", "comparison"]  # the recall table and the sign-test table
+        assert len(found["images"]) == 1 and found["images"][0]["natural"] > 0 and found["images"][0]["inside"], found
+        assert not page.errors, page.errors
+
+
+def test_chunk_sets_shows_its_eight_partitions_and_checks_that_passed(ui, page):
+    with looking_at(page, "chunk_sets"):
+        visit(page, ui + "/assets/chunk_sets?view=partitions")
+        text = page.inner_text("body")
+        assert "Materialized (8)" in text and "Missing (0)" in text and "Failed (0)" in text
+        visit(page, ui + "/assets/chunk_sets?view=checks")
+        text = page.inner_text("body")
+        for check in ("offsets_slice_back", "chunk_ids_unique", "every_ok_document_chunked"):
+            assert check in text
+        assert text.count("Succeeded") == 3 and "Failed" not in text.split("Checks (3)")[1].split("Execute")[0]
+        assert not page.errors, page.errors
+
+
+def test_the_automation_page_lists_the_nightly_schedule_and_both_sensors_running(ui, page):
+    with looking_at(page, "automation"):
+        visit(page, ui + "/automation")
+        assert "Scheduled At 02:00 AM UTC" in page.inner_text("body")
+        running = page.evaluate("""() => {
+            const rows = {};  // each row holds a selection box, then its on/off switch
+            for (const box of document.querySelectorAll('input[type=checkbox]')) {
+                let row = box;
+                while (row.parentElement && !row.innerText.trim()) row = row.parentElement;
+                (rows[row.innerText.trim().split('\\n')[0].trim()] ??= []).push(box.checked);
+            }
+            return Object.fromEntries(Object.entries(rows).map(([name, boxes]) => [name, boxes.at(-1)]));
+        }""")
+        assert {k: running.get(k) for k in ("automation", "nightly_evaluation_0200_utc", "source_versions_sensor")} == {
+            "automation": True,
+            "nightly_evaluation_0200_utc": True,
+            "source_versions_sensor": True,
+        }, running
+        assert not page.errors, page.errors
