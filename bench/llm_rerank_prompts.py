@@ -1,6 +1,6 @@
 """How well the generator's yes/no log-odds separate relevant passages, for three wordings.
 
-    rag-assets run            (first: the materialised runs and chunk set are read)
+    rag-assets run --rerank-llm   (first: the materialised runs and chunk set are read)
     python bench/llm_rerank_prompts.py [--data-dir data] [--queries 12]
 
 For the first queries of the LLM reranker's sample (strategy E), scores the top 10 of the
@@ -39,7 +39,7 @@ def main() -> None:
     texts = pd.read_parquet(assets / "chunk_sets" / "E.parquet").set_index("chunk_id")["text"]
     sample = runs[(runs["strategy"] == "E") & (runs["retriever"] == "rerank-llm")]["query_id"].tolist()[: args.queries]
     if not sample:
-        raise SystemExit(f"no rerank-llm runs in {assets}: run `rag-assets run` (without --no-llm) first")
+        raise SystemExit(f"no rerank-llm runs in {assets}: run `rag-assets run --rerank-llm` first")
     hybrid = runs[(runs["strategy"] == "E") & (runs["retriever"] == "hybrid")].set_index("query_id")
     lm = LocalLM()
     print(f"{len(sample)} queries, top 10 of hybrid each; model {lm.identity}")

@@ -50,6 +50,6 @@ def test_document_level_metrics_through_the_graph(beir_folder, tmp_path, monkeyp
     assert (hits["recall_100"] == 1.0).all()  # 4 documents, all returned
     table = pd.read_parquet(data_dir / "assets" / "evaluation_tables.parquet")
     ndcg = table[table["metric"] == "ndcg"].set_index("retriever")
-    assert set(ndcg.index) == {"dense", "bm25", "hybrid", "rerank-llm"}  # doc is the serving strategy here
+    assert set(ndcg.index) == {"dense", "bm25", "hybrid"}  # the LLM reranker is opt-in
     assert (ndcg["k"] == 10).all() and (ndcg["n_queries"] == 2).all()
     assert ndcg.at["bm25", "value"] == pytest.approx(hits.xs("bm25")["ndcg_10"].mean())

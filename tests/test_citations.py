@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_assets.answering.citations import build_context, check_citations, fragment_range
+from rag_assets.answering.citations import MAX_CHARS_PER_TOKEN, build_context, check_citations, fragment_range
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.dataset import BUNDLED_DATASET
@@ -60,3 +60,25 @@ def test_input_budget_keeps_whole_chunks_then_cuts_one_at_a_word_and_omits_the_r
     assert build_context("What is oxygen?", hits, words, base).citations == []
     with pytest.raises(ValueError, match="question alone exceeds"):
         build_context("What is oxygen?", hits, words, base - 1)
+
+
+def test_a_whole_document_as_one_chunk_costs_what_the_budget_allows_not_its_length():
+    snap, [hit] = _hits("C", 1)
+    long_text = " ".join(snap["text"]) * 20  # a few megabytes in one chunk
+    hit = {**hit, "content": long_text, "end": hit["start"] + len(long_text)}
+    seen = []
+
+    def words(prompt):
+        seen.append(len(prompt))
+        return len(prompt.split())
+
+    budget = 300
+    context = build_context("What is oxygen?", [hit], words, budget)
+    [cut] = context.citations
+    assert len(long_text) > 10**6 and cut.truncated and words(context.prompt) <= budget
+    assert long_text.startswith(cut.quote) and long_text[len(cut.quote)].isspace()
+    assert max(seen) < budget * MAX_CHARS_PER_TOKEN + 1000 and len(seen) < 40  # never the whole document
+    # the longest prefix that fits: one more word would not
+    following = long_text[len(cut.quote) :].split()[0]
+    one_more = build_context("What is oxygen?", [{**hit, "content": cut.quote + " " + following}], words, 10**6)
+    assert words(one_more.prompt) > budget

@@ -38,7 +38,7 @@ def _materialize_all(defs, instance):
 
 def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tiny_dataset, tmp_path):
     data_dir = tmp_path / "data"
-    defs = build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset)
+    defs = build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset, rerank_llm=True)  # the opt-in, on
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         checks = [e for r in results for e in r.get_asset_check_evaluations()]

@@ -115,6 +115,10 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
     code, _, err = ask(capsys, dataset, tmp_path / "typo")
     assert code == 2 and not (tmp_path / "typo").exists()  # never created
     one_line_refusal(err, "nothing has been materialised in", "rag-assets run --data-dir")
+    with pytest.raises(SystemExit) as exited:  # the opt-in LLM reranker needs the language model
+        main(["run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "d"), "--no-llm", "--rerank-llm"])
+    assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
 
 
 def test_ask_answers_from_a_read_only_data_dir(copy, tmp_path):

@@ -25,6 +25,9 @@ PROMPT = (
     "SOURCES\n{sources}\n\nQUESTION\n{question}"
 )
 _WORD_END = re.compile(r"\S(?=\s|$)")
+# A chunk is read at most this many characters per budget token deep, so a whole document as one
+# chunk costs what the budget allows, not its length. Natural text runs about 4 characters a token.
+MAX_CHARS_PER_TOKEN = 16
 
 
 @dataclass(frozen=True)
@@ -90,16 +93,22 @@ def build_context(
 
     With a token budget (`count_tokens` measures the whole prompt as the model reads it):
     whole chunks while they fit; the first one that does not is cut at the last word that
-    fits (its quote and fragment cover exactly what the model saw), and later ones are omitted."""
+    fits (its quote and fragment cover exactly what the model saw), and later ones are omitted.
+    The cost is bounded by the budget: no chunk is read past `budget × MAX_CHARS_PER_TOKEN`
+    characters, whatever its length."""
     if budget is not None and count_tokens(_prompt(question, [])) > budget:
         raise ValueError(f"the question alone exceeds the input budget of {budget} tokens")
     citations: list[Citation] = []
+    reach = None if budget is None else budget * MAX_CHARS_PER_TOKEN
     for position, hit in enumerate(hits):
         whole = _citation(len(citations) + 1, hit)
-        if budget is None or count_tokens(_prompt(question, [*citations, whole])) <= budget:
+        if budget is None or (
+            len(hit["content"]) <= reach and count_tokens(_prompt(question, [*citations, whole])) <= budget
+        ):
             citations.append(whole)
             continue
-        cuts = [m.end() for m in _WORD_END.finditer(hit["content"])]
+        # word ends within reach (the one character past it tells whether the last is a word's end)
+        cuts = [m.end() for m in _WORD_END.finditer(hit["content"][: reach + 1]) if m.end() <= reach]
         low, high = 0, len(cuts)  # the longest prefix of whole words that fits
         while low < high:
             mid = (low + high + 1) // 2

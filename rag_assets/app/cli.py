@@ -96,6 +96,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
         full_ground_truth=args.full_ground_truth,
         max_file_mb=args.max_file_mb,
         llm=not args.no_llm,
+        rerank_llm=args.rerank_llm,
     )
     steps = materialization_steps(defs, strategies)
     report = RunReport()
@@ -322,11 +323,17 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
     run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")
-    run.add_argument(
+    llm = run.add_mutually_exclusive_group()
+    llm.add_argument(
         "--no-llm",
         action="store_true",
-        help="skip the LLM reranker and generation_eval's "
-        "answers (minutes on a CPU); generation_eval then records that it measured nothing",
+        help="skip generation_eval's answers (minutes on a CPU); generation_eval then records that it measured nothing",
+    )
+    llm.add_argument(
+        "--rerank-llm",
+        action="store_true",
+        help="also run the LLM reranker (rerank-llm) on a fixed sample of answerable questions: off by "
+        "default, as it measured worse than no reranking and costs seconds per question",
     )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     run.set_defaults(func=cmd_run)

@@ -25,6 +25,7 @@ from rag_assets.defs.nightly import (
     regression_report,
 )
 from rag_assets.defs.resources import (
+    LLM_RERANK_SAMPLE,
     DataDirResource,
     DatasetResource,
     EmbedderResource,
@@ -80,9 +81,13 @@ def build_definitions(
     embedder: EmbedderResource | None = None,
     max_file_mb: float | None = None,
     llm: bool = True,
+    rerank_llm: bool = False,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
-    `llm=False` samples no questions for the LLM reranker and generation_eval (minutes on a CPU)."""
+    `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
+    turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions."""
+    if rerank_llm and not llm:
+        raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
     data_dir = Path(data_dir or data_dir_from_env())
     return Definitions(
         assets=[*SOURCES, *ASSETS],
@@ -98,7 +103,7 @@ def build_definitions(
             ),
             "data_dir": DataDirResource(root=str(data_dir)),
             "embedder": embedder or EmbedderResource(),
-            "retrieval": RetrievalSettings() if llm else RetrievalSettings(llm_rerank_questions=0),
+            "retrieval": RetrievalSettings(llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0),
             "generator": GeneratorResource()
             if llm
             else GeneratorResource(eval_answerable=0, eval_unanswerable=0, eval_out_of_domain=0),

@@ -18,6 +18,7 @@ from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
 from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
+LLM_RERANK_SAMPLE = 30  # answerable questions the opt-in LLM reranker scores
 
 
 def data_dir_from_env() -> Path:
@@ -86,15 +87,17 @@ def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:
 class RetrievalSettings(ConfigurableResource):
     """BM25 parameters, the rerankers, and how questions are answered: the serving strategy
     (the refusal sweep, the LLM reranker, generation_eval and `ask` use it) and the refusal
-    gate's threshold. The cross-encoder is a local folder or a cached name; the LLM reranker
-    runs on a fixed sample of answerable questions (0 turns it off), a CPU being too slow for all."""
+    gate's threshold. The cross-encoder is a local folder or a cached name. The LLM reranker is
+    opt-in (0 questions: off): it measured worse than no reranking on every corpus tried, and
+    on a CPU it costs seconds per question, so it runs on a fixed sample of answerable questions
+    (`LLM_RERANK_SAMPLE` with `rag-assets run --rerank-llm`)."""
 
     bm25_variant: str = "lucene"
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     bm25_analyzer: str = DEFAULT_ANALYZER
     cross_encoder: str = ""
-    llm_rerank_questions: int = 30
+    llm_rerank_questions: int = 0
     llm_rerank_depth: int = 10
     serving_strategy: str = SERVING_STRATEGY
     refusal_threshold: float = refusal.THRESHOLD
