@@ -49,6 +49,20 @@ def test_only_new_texts_are_encoded_and_a_new_model_starts_over(tmp_path, embedd
     assert len(list(tmp_path.iterdir())) == 2  # one folder per model identity
 
 
+def test_a_lookup_reads_the_vectors_of_the_shards_holding_its_texts_only(tmp_path, embedder):
+    texts = [f"Pump {i} needs a new valve every {i + 3} months." for i in range(48)]
+    counting = CountingEmbedder(embedder)
+    cache = EmbeddingCache(tmp_path, counting, flush_every=16)
+    cache.encode(texts[:16])  # one shard
+    cache.encode(texts[16:])  # two more
+    vectors, stats = cache.encode(texts[:3] + texts[:1])
+    assert (stats.hits, stats.encoded, counting.encoded) == (3, 0, 48)
+    assert cache.vector_bytes_read == 16 * 384 * 4  # the one shard that holds them, not all three
+    assert np.allclose(vectors, embedder.encode(texts[:3] + texts[:1]), atol=1e-5)
+    _, stats = cache.encode(texts)
+    assert stats.hits == 48 and cache.vector_bytes_read == 48 * 384 * 4
+
+
 def test_identity_checks_name_both_models():
     require_identity(["m@1", "m@1"], "m@1", "embeddings[C]")
     with pytest.raises(IdentityMismatch, match=r"embeddings\[C\] mixes vectors of 2 models \(m@1, m@2\)"):

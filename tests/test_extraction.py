@@ -250,3 +250,20 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         top = answerer.ask(question).sources[0]
         assert top.locator == locator and top.locator_label.lower().endswith(label.lower()), question
         assert documents[top.document_id][slice(*fragment_range(top.fragment))] == top.quote
+
+
+def test_the_corpus_version_reads_only_files_whose_stat_changed(tmp_path, monkeypatch):
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (documents / name).write_text(f"# {name}\n\nSome text.", encoding="utf-8")
+    read = []
+    real = corpus._sha256_of_file
+    monkeypatch.setattr(corpus, "_sha256_of_file", lambda path: read.append(path.name) or real(path))
+    first = corpus.folder_hash(documents)
+    assert sorted(read) == ["a.md", "b.md", "c.md"]
+    read.clear()
+    assert corpus.folder_hash(documents) == first and read == []  # a tick on an unchanged folder: stat only
+    (documents / "b.md").write_text("# b.md\n\nSome text!", encoding="utf-8")  # same size, new bytes
+    changed = corpus.folder_hash(documents)
+    assert read == ["b.md"] and changed != first

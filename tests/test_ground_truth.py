@@ -2,6 +2,7 @@ import json
 
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _snapshot(tiny_dataset):
@@ -56,10 +57,32 @@ def test_needle_inside_a_heading_line_is_rejected(tmp_path):
     docs.mkdir()
     (docs / "a.md").write_text("# Title\n\n## Setup and care of the pump\n\nBody text.", encoding="utf-8")
     snap = corpus.snapshot(docs)
-    index = gt.NeedleIndex(snap)
+    index = gt.NeedleIndex(snap, ["Setup and care", "pump\n\nBody", "Body text."])
     assert index.locate("Setup and care")[0] == "needle is part of a title or section heading"
     assert index.locate("pump\n\nBody")[0] == "needle lies inside a heading line"
     assert index.locate("Body text.")[0] is None
+
+
+def test_one_pass_finds_every_occurrence_a_scan_per_needle_finds(tmp_path):
+    snap = corpus.snapshot(BUNDLED_DATASET / "documents")
+    records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
+    needles = [r["needle"] for r in records if r.get("needle")]
+    needles += ["oxygen", "the", "e", "  ", "no such phrase anywhere", needles[0][:-1]]  # many hits, overlaps, none
+    index = gt.NeedleIndex(snap, needles)
+
+    def scan(needle):  # the old way: every document, once per needle, overlapping occurrences included
+        hits = []
+        for doc, text in zip(snap["document_id"], snap["text"]):
+            at = text.find(needle)
+            while at != -1:
+                hits.append((doc, at))
+                at = text.find(needle, at + 1)
+        return sorted(hits)
+
+    assert len(needles) > 400
+    for needle in needles:
+        assert sorted(index.hits[needle]) == scan(needle), needle
+    assert len(index.hits["e"]) > 10_000 and index.locate("no such phrase anywhere")[0].startswith("needle not found")
 
 
 def test_needle_problems_flags_a_table_that_no_longer_matches_the_corpus(tiny_dataset):

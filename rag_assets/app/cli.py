@@ -48,6 +48,13 @@ def _dataset(path: str) -> Dataset:
         raise CommandError(str(exc)) from None
 
 
+def _embedder(args: argparse.Namespace):
+    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else torch."""
+    from rag_assets.defs.resources import EmbedderResource
+
+    return EmbedderResource(backend=args.embedder) if args.embedder else None
+
+
 def _strategies(value: str | None) -> list[str]:
     from rag_assets.chunking.strategies import STRATEGIES
 
@@ -97,6 +104,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
         max_file_mb=args.max_file_mb,
         llm=not args.no_llm,
         rerank_llm=args.rerank_llm,
+        embedder=_embedder(args),
     )
     steps = materialization_steps(defs, strategies)
     report = RunReport()
@@ -184,7 +192,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from rag_assets.defs import build_definitions
     from rag_assets.ingest.access import ALL_TENANTS
 
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root)
+    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=_embedder(args))
     settings, generator = defs.resources["retrieval"], defs.resources["generator"]
     strategy = args.strategy or settings.serving_strategy
     embedder = defs.resources["embedder"].get()
@@ -235,7 +243,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
     child = subprocess.Popen(
         [str(venv / "dg"), "dev", "--port", str(args.port)],
         cwd=PROJECT_ROOT,
-        env={**os.environ, "VIRTUAL_ENV": str(venv.parent)},  # dg then knows its venv is the active one
+        env={  # dg then knows its venv is the active one
+            **os.environ,
+            "VIRTUAL_ENV": str(venv.parent),
+            **({"RAG_ASSETS_EMBEDDER": args.embedder} if args.embedder else {}),
+        },
         start_new_session=True,
         preexec_fn=_default_signals,
     )
@@ -312,8 +324,14 @@ def parser() -> argparse.ArgumentParser:
     from rag_assets.answering import refusal
     from rag_assets.answering.answerer import DEFAULT_RETRIEVER, RETRIEVERS, SERVING_STRATEGY
     from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.retrieval.embedding import BACKENDS
 
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    embedder_option = {
+        "choices": BACKENDS,
+        "help": "how the embedding model runs: torch (fp32, the default) or onnx-int8 (the same model with "
+        "int8 weights on ONNX Runtime, a model of its own); default: $RAG_ASSETS_EMBEDDER, else torch",
+    }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
@@ -336,6 +354,7 @@ def parser() -> argparse.ArgumentParser:
         "default, as it measured worse than no reranking and costs seconds per question",
     )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
+    run.add_argument("--embedder", **embedder_option)
     run.set_defaults(func=cmd_run)
 
     ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
@@ -361,12 +380,14 @@ def parser() -> argparse.ArgumentParser:
     )
     who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--embedder", **embedder_option)
     ask.set_defaults(func=cmd_ask)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
     ui.add_argument("--dataset", default=str(BUNDLED_DATASET))
     ui.add_argument("--data-dir", default=str(data_dir))
     ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--embedder", **embedder_option)
     ui.set_defaults(func=cmd_ui)
 
     exp = sub.add_parser("export", help="write materialised runs in formats other tools read")

@@ -33,6 +33,7 @@ from rag_assets.defs.resources import (
     RetrievalSettings,
     data_dir_from_env,
     dataset_from_env,
+    embedder_from_env,
 )
 from rag_assets.layout import DataDir
 
@@ -102,7 +103,7 @@ def build_definitions(
                 **({"max_file_mb": max_file_mb} if max_file_mb else {}),
             ),
             "data_dir": DataDirResource(root=str(data_dir)),
-            "embedder": embedder or EmbedderResource(),
+            "embedder": embedder or embedder_from_env(),
             "retrieval": RetrievalSettings(llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0),
             "generator": GeneratorResource()
             if llm

@@ -7,8 +7,6 @@ by a sensor that runs by default. The assets that read a source then show as sta
 UI ("has a new dependency data version") and the automation sensor re-materialises them.
 """
 
-import hashlib
-
 from dagster import (
     AssetKey,
     AssetMaterialization,
@@ -57,7 +55,7 @@ def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> lis
     """(source, partition, current data version) for every source."""
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
-        (questions_file.key, None, hashlib.sha256(dataset.dataset().questions_path.read_bytes()).hexdigest()),
+        (questions_file.key, None, corpus.file_digest(dataset.dataset().questions_path)),
         (embedding_model.key, None, embedder.identity()),
     ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]

@@ -68,10 +68,11 @@ class EmbedderResource(ConfigurableResource):
     model_path: str = ""
     model_name: str = MODEL_NAME
     batch_size: int = 32
+    backend: str = "torch"  # or "onnx-int8": the same model, int8 weights on ONNX Runtime
 
     def get(self) -> Embedder:
         """This process's one Embedder for these settings (the weights load on first use)."""
-        return _embedder(self.model_path, self.model_name, self.batch_size)
+        return _embedder(self.model_path, self.model_name, self.batch_size, self.backend)
 
     def identity(self) -> str:
         """Name plus fingerprint; the files are hashed, not loaded."""
@@ -79,9 +80,14 @@ class EmbedderResource(ConfigurableResource):
 
 
 @lru_cache(maxsize=2)
-def _embedder(model_path: str, model_name: str, batch_size: int) -> Embedder:
+def _embedder(model_path: str, model_name: str, batch_size: int, backend: str) -> Embedder:
     """One loaded model per process and setting: assets of one run share it."""
-    return Embedder(Path(model_path) if model_path else None, model_name, batch_size)
+    return Embedder(Path(model_path) if model_path else None, model_name, batch_size, backend)
+
+
+def embedder_from_env() -> EmbedderResource:
+    """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER picks the backend."""
+    return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", "torch"))
 
 
 class RetrievalSettings(ConfigurableResource):

@@ -271,6 +271,30 @@ def corpus_hash(frame: pd.DataFrame) -> str:
     return _content_hash((r.path, r.sha256, r.extractor, r.extractor_version, r.access) for r in frame.itertuples())
 
 
+_DIGESTS: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, sha256), per process
+
+
+def _sha256_of_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes, read again only when its stat signature (size, modification and
+    change times, inode) differs from the last time this process read it, as git's index does:
+    the sensor's tick costs a stat per file, not every byte. Any write moves the change time."""
+    st = os.stat(path)
+    signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    key = os.fspath(path)
+    known = _DIGESTS.get(key)
+    if known is None or known[0] != signature:
+        known = _DIGESTS[key] = (signature, _sha256_of_file(path))
+    return known[1]
+
+
 def folder_hash(documents_dir: Path) -> str:
     """The corpus source's data version, taken without extracting anything (cheap enough for
     every sensor tick): it changes whenever the snapshot could, i.e. with a file's bytes, its
@@ -278,7 +302,7 @@ def folder_hash(documents_dir: Path) -> str:
 
     def sha(path: Path | None) -> str | None:
         try:
-            return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
+            return file_digest(path) if path else None
         except OSError:
             return None
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import ahocorasick
 import pandas as pd
 
 from rag_assets.ingest.corpus import headings
@@ -82,15 +84,6 @@ def read_questions(path: Path) -> tuple[list[dict], list[dict]]:
     return records, rejects
 
 
-def _occurrences(haystack: str, needle: str) -> list[int]:
-    """Start offsets of every (possibly overlapping) occurrence."""
-    found, at = [], haystack.find(needle)
-    while at != -1:
-        found.append(at)
-        at = haystack.find(needle, at + 1)
-    return found
-
-
 def _shape_error(record: dict, seen: set[str]) -> str | None:
     qid, kind, phrasings, needle = record.get("id"), record.get("kind"), record.get("phrasings"), record.get("needle")
     if not isinstance(qid, str) or not qid.strip():
@@ -119,23 +112,37 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
 
 
 class NeedleIndex:
-    """The `ok` documents of a snapshot, ready to locate needles and test them."""
+    """The `ok` documents of a snapshot with every occurrence of the given needles, found in one
+    pass over the corpus (an Aho-Corasick automaton): the cost grows with the corpus plus the
+    matches, not with questions x corpus."""
 
-    def __init__(self, documents: pd.DataFrame):
+    def __init__(self, documents: pd.DataFrame, needles: Iterable[str]):
         docs = documents[documents["status"] == "ok"]
-        self.texts = dict(zip(docs["document_id"], docs["text"]))
         self.ids_by_path = dict(zip(docs["path"], docs["document_id"]))
-        self.heading_spans = {d: headings(t) for d, t in self.texts.items()}
-        self.heading_texts = {h.title for hs in self.heading_spans.values() for h in hs} | set(docs["title"])
+        self.heading_spans = {d: headings(t) for d, t in zip(docs["document_id"], docs["text"])}
+        heading_texts = {h.title for hs in self.heading_spans.values() for h in hs} | set(docs["title"])
+        self.hits: dict[str, list[tuple[str, int]]] = {n: [] for n in needles if n}
+        self.in_heading: set[str] = set()
+        if not self.hits:
+            return
+        automaton = ahocorasick.Automaton()
+        for needle in self.hits:
+            automaton.add_word(needle, needle)
+        automaton.make_automaton()
+        for doc, text in zip(docs["document_id"], docs["text"]):
+            for end, needle in automaton.iter(text):  # every occurrence, overlapping ones included
+                self.hits[needle].append((doc, end - len(needle) + 1))
+        for title in heading_texts:
+            self.in_heading.update(needle for _, needle in automaton.iter(title))
 
     def locate(self, needle: str) -> tuple[str | None, tuple[str, int] | None]:
         """(reason the needle is unusable or None, (document_id, offset) of its one occurrence)."""
-        hits = [(doc, at) for doc, text in self.texts.items() for at in _occurrences(text, needle)]
+        hits = self.hits[needle]
         if not hits:
             return "needle not found verbatim in any document", None
         if len(hits) > 1:
             return f"needle occurs {len(hits)} times in the corpus; it must occur exactly once", None
-        if any(needle in t for t in self.heading_texts):
+        if needle in self.in_heading:
             return "needle is part of a title or section heading", None
         doc, at = hits[0]
         if any(h.start < at + len(needle) and at < h.end for h in self.heading_spans[doc]):
@@ -147,7 +154,7 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
     """Check every question against the `ok` documents of a snapshot.
 
     Returns (ground truth, one row per phrasing; rejects, one row per dropped question)."""
-    index = NeedleIndex(documents)
+    index = NeedleIndex(documents, (r["needle"] for r in records if isinstance(r.get("needle"), str)))
     rows, rejects, seen = [], [], set()
     for record in records:
         reason = _shape_error(record, seen)
@@ -195,9 +202,9 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
 def needle_problems(truth: pd.DataFrame, documents: pd.DataFrame) -> list[dict]:
     """Re-test a ground-truth table against a snapshot: every answerable needle must still
     occur exactly once, outside headings, where the table says it does."""
-    index = NeedleIndex(documents)
-    problems = []
     needles = truth[(truth["kind"] == "answerable") & truth["needle"].notna()]
+    index = NeedleIndex(documents, needles["needle"])
+    problems = []
     for q in needles.drop_duplicates("question_id").itertuples():
         reason, found = index.locate(q.needle)
         if reason is None and found != (q.document_id, q.needle_start):

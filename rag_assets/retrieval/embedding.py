@@ -66,31 +66,47 @@ def weights_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def model_fingerprint(path: Path) -> str:
-    """sha256 of everything that decides a vector: the weights, every configuration file of the
-    folder (its path included, so the Pooling module's config counts apart from the model's)
-    and how this pipeline calls the model. Two folders with one fingerprint give one vector."""
-    digest = hashlib.sha256(weights_hash(path).encode())
+def model_fingerprint(path: Path, weights: Path | None = None, pipeline: dict = PIPELINE) -> str:
+    """sha256 of everything that decides a vector: the weights (the folder's, or a built file
+    that replaces them), every configuration file of the folder (its path included, so the
+    Pooling module's config counts apart from the model's) and how this pipeline calls the
+    model. Two folders with one fingerprint give one vector."""
+    digest = hashlib.sha256(weights_hash(weights or path).encode())
     for f in sorted(f for f in path.rglob("*") if f.is_file() and f.name in CONFIG_FILES):
         digest.update(f.relative_to(path).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    digest.update(json.dumps(PIPELINE, sort_keys=True).encode())
+    digest.update(json.dumps(pipeline, sort_keys=True).encode())
     return digest.hexdigest()
+
+
+BACKENDS = ("torch", "onnx-int8")  # sentence-transformers on torch (fp32); ONNX Runtime, int8 weights
 
 
 class Embedder:
     """A sentence-transformers model from a local folder, with its identity.
 
     Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
-    equals squared L2 / 2 (DESIGN.md §6)."""
+    equals squared L2 / 2 (DESIGN.md §6). `backend="onnx-int8"` runs the same model with int8
+    weights through ONNX Runtime (retrieval/onnx_int8.py): a model of its own, whose identity
+    hashes the built int8 file, so its vectors never mix with the fp32 model's."""
 
-    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 32):
+    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 32, backend: str = "torch"):
         self.path = Path(path) if path else model_path()
         if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
             raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
-        self.name = name
-        self.batch_size = batch_size
-        self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
-        self._model = None
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown embedder backend {backend!r}; choose from {', '.join(BACKENDS)}")
+        self.name, self.batch_size, self.backend = name, batch_size, backend
+        self._model = self._int8 = None
+        if backend == "torch":
+            self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
+        else:
+            from rag_assets.retrieval import onnx_int8
+
+            onnx_int8.check_supported(self.path)
+            built = onnx_int8.cache_root() / model_fingerprint(self.path)[:16] / "model-int8.onnx"
+            self.onnx_file = built if built.exists() else onnx_int8.build(self.path, built.parent)
+            pipeline = {**PIPELINE, "backend": backend, "opset": onnx_int8.OPSET}
+            self.identity = f"{name}+{backend}@sha256:{model_fingerprint(self.path, self.onnx_file, pipeline)[:16]}"
 
     @property
     def model(self):
@@ -101,8 +117,16 @@ class Embedder:
         return self._model
 
     @property
+    def int8(self):
+        if self._int8 is None:
+            from rag_assets.retrieval.onnx_int8 import Int8Encoder
+
+            self._int8 = Int8Encoder(self.onnx_file, self.path / "tokenizer.json", self.window)
+        return self._int8
+
+    @property
     def dim(self) -> int:
-        return int(self.model.get_embedding_dimension())
+        return self.int8.dim if self.backend != "torch" else int(self.model.get_embedding_dimension())
 
     @cached_property
     def window(self) -> int:
@@ -141,6 +165,8 @@ class Embedder:
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.backend != "torch":
+            return self.int8.encode(list(texts))
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rag_assets import storage
@@ -40,16 +41,29 @@ class EmbeddingCache:
         self.embedder = embedder
         self.folder = Path(root) / hashlib.sha256(embedder.identity.encode()).hexdigest()[:16]
         self.flush_every = flush_every
+        self.vector_bytes_read = 0  # by the last encode(): what a lookup cost
 
-    def _load(self) -> dict[str, np.ndarray]:
-        cached: dict[str, np.ndarray] = {}
+    def _lookup(self, wanted: set[str]) -> tuple[dict[str, np.ndarray], int]:
+        """Cached vectors of the `wanted` keys, and the bytes of vectors read. Each shard's key
+        column is read (32 hex bytes a row, the cache's index); its vectors are read only when
+        it holds a wanted key, and then only those rows are kept."""
+        found: dict[str, np.ndarray] = {}
+        vector_bytes = 0
+        if not wanted:
+            return found, 0
+        wanted_keys = pa.array(sorted(wanted))
         for shard in sorted(self.folder.glob("shard-*.parquet")):
-            table = pq.read_table(shard)
-            keys = table.column("key").to_pylist()
-            vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
-            for key, vec in zip(keys, vectors.reshape(len(keys), -1)):
-                cached[key] = vec
-        return cached
+            parquet = pq.ParquetFile(shard)
+            keys = parquet.read(columns=["key"]).column("key")
+            rows = pc.indices_nonzero(pc.is_in(keys, value_set=wanted_keys)).to_numpy()
+            if not len(rows):
+                continue
+            column = parquet.read(columns=["vector"]).column("vector").combine_chunks()
+            vectors = np.asarray(column.flatten(), dtype=np.float32).reshape(len(column), -1)
+            vector_bytes += vectors.nbytes
+            for row in rows:
+                found.setdefault(keys[int(row)].as_py(), vectors[row].copy())
+        return found, vector_bytes
 
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
         storage.write_text(self.folder / "model.txt", self.embedder.identity + "\n")
@@ -63,8 +77,11 @@ class EmbeddingCache:
         `progress(done, total)` is called after each written batch."""
         t0 = time.perf_counter()
         keys = [text_key(t) for t in texts]
-        cached = self._load()
-        missing = sorted({k: t for k, t in zip(keys, texts) if k not in cached}.items())
+        cached, self.vector_bytes_read = self._lookup(set(keys))
+        # by length, then key: batches of like lengths pad least, and the order is deterministic
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts) if k not in cached}.items(), key=lambda kt: (len(kt[1]), kt[0])
+        )
         for start in range(0, len(missing), self.flush_every):
             batch = missing[start : start + self.flush_every]
             vectors = self.embedder.encode([t for _, t in batch])

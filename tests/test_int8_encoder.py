@@ -1,0 +1,69 @@
+"""The int8 encoder: the packaged model, built deterministically, a model of its own, close to
+its fp32 twin, and switching to it stales the embeddings through the graph."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag_assets.app.cli import main
+from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+from rag_assets.ingest import corpus
+from rag_assets.ingest.dataset import BUNDLED_DATASET
+from rag_assets.retrieval.embedding import Embedder
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture
+def int8(model_cache, monkeypatch):
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
+    return Embedder(backend="onnx-int8")
+
+
+def test_built_twice_the_same_file_and_identity_never_the_fp32_one(int8, tmp_path, monkeypatch):
+    fp32 = Embedder()
+    assert int8.identity != fp32.identity and int8.identity.startswith(fp32.name + "+onnx-int8@sha256:")
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(tmp_path))  # an empty cache: built again from the weights
+    again = Embedder(backend="onnx-int8")
+    assert again.onnx_file != int8.onnx_file and again.onnx_file.read_bytes() == int8.onnx_file.read_bytes()
+    assert again.identity == int8.identity
+    with pytest.raises(ValueError, match="unknown embedder backend 'onnx'"):
+        Embedder(backend="onnx")
+
+
+def test_vectors_are_unit_length_and_close_to_their_fp32_twins(int8):
+    snap = corpus.snapshot(BUNDLED_DATASET / "documents")
+    texts = chunk_corpus(snap, STRATEGIES["E"])["text"].tolist()[::8]
+    texts += ["", "x " * 2000]  # empty, and far past the window: truncated as sentence-transformers does
+    a, b = int8.encode(texts), Embedder().encode(texts)
+    assert a.shape == b.shape == (len(texts), 384) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cos = (a * b).sum(axis=1)
+    assert cos.min() > 0.95 and np.quantile(cos, 0.5) > 0.98, (cos.min(), np.quantile(cos, 0.5))
+    assert np.array_equal(int8.encode(texts[:5]), a[:5])  # batch composition does not change a vector
+
+
+def test_switching_the_embedder_stales_every_embedding_and_ask_refuses_the_other(
+    tiny_dataset, tmp_path, model_cache, monkeypatch, capsys
+):
+    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
+        monkeypatch.setenv(var, "unset")
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
+    data_dir = tmp_path / "data"
+    run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
+    assert main(run) == 0
+    assert main([*run, "--embedder", "onnx-int8"]) == 0
+    out = capsys.readouterr().out
+    assert "new source versions: embedding_model" in out and "embeddings[C]" in out
+    vectors = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
+    assert vectors["model_id"].str.contains(r"\+onnx-int8@sha256:").all()
+    ask = ["ask", "Which way must the valve face?", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir)]
+    assert main([*ask, "--strategy", "C", "--threshold", "0", "--json", "--embedder", "onnx-int8"]) == 0
+    assert json.loads(capsys.readouterr().out)["refused"]  # served by the int8 index (threshold 0: no model call)
+    assert main([*ask, "--strategy", "C"]) == 2  # the fp32 embedder cannot query int8 vectors
+    assert "embedding_model" in capsys.readouterr().err
