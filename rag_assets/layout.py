@@ -3,6 +3,7 @@
 <data dir>/assets/<asset>.parquet                    unpartitioned tables
 <data dir>/assets/<asset>/<partition>.parquet        partitioned tables (one per strategy)
 <data dir>/assets/bm25_index/<strategy>/             BM25 indexes
+<data dir>/assets/hnsw_index/<strategy>.faiss        HNSW graphs (beside their Parquet row)
 <data dir>/assets/evaluation_history/date=.../       the evaluation history
 <data dir>/reports/                                  Markdown reports and plots
 <data dir>/cache/embeddings/<model>/                 the embedding cache
@@ -42,6 +43,9 @@ class DataDir:
 
     def bm25(self, strategy: str) -> Path:
         return self.assets / "bm25_index" / strategy
+
+    def hnsw(self, strategy: str) -> Path:
+        return self.assets / "hnsw_index" / f"{strategy}.faiss"
 
     @property
     def history(self) -> Path:

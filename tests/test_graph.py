@@ -46,6 +46,12 @@ EXPECTED = {
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": [],
     },
+    "hnsw_index": {
+        "group": "indexing",
+        "deps": ["embeddings", "ground_truth"],
+        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "checks": [],
+    },
     "retrieval_runs": {
         "group": "evaluation",
         "deps": ["bm25_index", "chunk_sets", "embeddings", "ground_truth"],
@@ -127,8 +133,8 @@ def test_run_plan_is_one_run_per_partition_after_the_roots():
     steps = materialization_steps(defs, ["A", "W"])
     assert [(s.label, [k.to_user_string() for k in s.keys], s.partition_key) for s in steps] == [
         ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
-        ("partition A", ["chunk_sets", "bm25_index", "embeddings"], "A"),
-        ("partition W", ["chunk_sets", "bm25_index", "embeddings"], "W"),
+        ("partition A", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "A"),
+        ("partition W", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "W"),
         (
             "downstream of partitions",
             [

@@ -70,10 +70,10 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
         instance=instance, asset_selection=[AssetKey("corpus_snapshot"), AssetKey("ground_truth")], run_config=QUIET
     )
     # the next tick carries the change across the partitions boundary: every strategy's chunk set
-    # and, in the same runs, its embeddings and BM25 index; the evaluation layer waits for them
+    # and, in the same runs, its embeddings, BM25 index and HNSW graph; the evaluation layer waits for them
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
     assert _requested(tick) == {
-        f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index") for s in strategies.STRATEGIES
+        f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index", "hnsw_index") for s in strategies.STRATEGIES
     }
 
 
@@ -90,7 +90,7 @@ def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_
     ]
     assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
-    assert _requested(tick) == {"embeddings[A]", "embeddings[C]"}
+    assert _requested(tick) == {"embeddings[A]", "embeddings[C]", "hnsw_index[A]", "hnsw_index[C]"}
 
 
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
@@ -101,4 +101,4 @@ def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkey
     ]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-    assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]"}
+    assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]", "hnsw_index[C]"}

@@ -67,6 +67,7 @@ class Answer:
     context_ms: float = 0.0
     generation_ms: float = 0.0
     load_ms: float = 0.0  # loading the generator on first use: not part of any stage
+    dense_search: str = "exact"  # exact, or the HNSW graph with its measured recall
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -175,6 +176,7 @@ class Answerer:
             refused=not kept,
             nearest_distance=float(min(distances)) if distances else None,
             retrieval_ms=retrieval_ms,
+            dense_search=self.index.dense_search,
         )
         if not kept:
             return result

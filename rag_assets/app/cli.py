@@ -49,9 +49,17 @@ def _dataset(path: str) -> Dataset:
 
 
 def _embedder(args: argparse.Namespace):
-    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else torch."""
-    from rag_assets.defs.resources import EmbedderResource
+    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else torch.
+    The settings read from the environment are checked here, so a bad one is a refusal."""
+    from rag_assets.defs.resources import EmbedderResource, ann_settings_from_env
+    from rag_assets.retrieval.embedding import BACKENDS
 
+    try:
+        ann_settings_from_env()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if os.environ.get("RAG_ASSETS_EMBEDDER", "torch") not in BACKENDS:
+        raise CommandError(f"RAG_ASSETS_EMBEDDER must be one of {', '.join(BACKENDS)}")
     return EmbedderResource(backend=args.embedder) if args.embedder else None
 
 
@@ -141,7 +149,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
 
 
 def _print_answer(a) -> None:
-    run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}"
+    run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}, dense search {a.dense_search}"
     if a.refused:
         nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
         print(
@@ -231,6 +239,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     """`dg dev` on the same data dir and dataset, as a child in its own process group that this
     command stops whole (webserver, daemon, code servers) on SIGINT or SIGTERM, in the foreground
     or in the background (where a shell starts it with SIGINT ignored)."""
+    _embedder(args)  # a bad setting in the environment is refused before anything starts
     use_data_dir(Path(args.data_dir), Path(args.dataset))
     from dagster import DagsterInstance
 

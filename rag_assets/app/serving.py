@@ -13,6 +13,7 @@ from rag_assets.answering.answerer import with_titles
 from rag_assets.defs.external_sources import changed_source_events, source_versions
 from rag_assets.defs.glue import label
 from rag_assets.layout import DataDir
+from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
 from rag_assets.retrieval.search import ChunkIndex
 
@@ -146,4 +147,32 @@ def load_index(
         raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
     except ValueError as exc:  # IdentityMismatch and misaligned vectors included
         raise IndexNotReady(str(exc)) from None
+    index.ann, index.dense_search = approximate_index(defs, instance, strategy, model_identity, len(chunks))
     return index, with_titles(chunks, snapshot)
+
+
+def approximate_index(
+    defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str, rows: int
+) -> tuple[HnswIndex | None, str]:
+    """(the strategy's HNSW graph, or None; how dense search runs, in words). The graph is used
+    from `ann_min_chunks` chunks on, when it is fresh and was built from these very vectors;
+    otherwise dense search is exact, and the words say why."""
+    threshold = defs.resources["retrieval"].ann_min_chunks
+    if rows < threshold:
+        return None, f"exact ({rows} chunks, under ann_min_chunks = {threshold})"
+    key = AssetKey("hnsw_index")
+    status = stale_resolver(defs, instance).get_status(key, strategy).value
+    if status != "FRESH":
+        return None, f"exact: {label(key, strategy)} is {status.lower()}"
+    layout = defs.resources["data_dir"].layout
+    try:
+        row = layout.read_table("hnsw_index", strategy).iloc[0]
+        if not row["built"] or row["model_id"] != model_identity or row["rows"] != rows:
+            return None, f"exact: {label(key, strategy)} was not built for these {rows} vectors of {model_identity}"
+        graph = HnswIndex.load(layout.hnsw(strategy))
+    except Exception as exc:  # a damaged file: exact search still answers
+        return None, f"exact: {label(key, strategy)} cannot be read ({type(exc).__name__})"
+    return graph, (
+        f"hnsw ({label(key, strategy)}: recall@10 {row['recall_at_10']:.3f}, "
+        f"recall@100 {row['recall_at_100']:.3f} against exact search)"
+    )

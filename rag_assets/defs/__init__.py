@@ -16,7 +16,7 @@ from rag_assets.defs.evaluation_assets import (
 )
 from rag_assets.defs.external_sources import SOURCES, source_versions_sensor
 from rag_assets.defs.generation_assets import generation_eval
-from rag_assets.defs.index_assets import bm25_index, embeddings
+from rag_assets.defs.index_assets import bm25_index, embeddings, hnsw_index
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
 from rag_assets.defs.nightly import (
     evaluation_history,
@@ -31,6 +31,7 @@ from rag_assets.defs.resources import (
     EmbedderResource,
     GeneratorResource,
     RetrievalSettings,
+    ann_settings_from_env,
     data_dir_from_env,
     dataset_from_env,
     embedder_from_env,
@@ -43,6 +44,7 @@ ASSETS = [
     chunk_sets,
     embeddings,
     bm25_index,
+    hnsw_index,
     retrieval_runs,
     query_hits,
     evaluation_tables,
@@ -104,7 +106,9 @@ def build_definitions(
             ),
             "data_dir": DataDirResource(root=str(data_dir)),
             "embedder": embedder or embedder_from_env(),
-            "retrieval": RetrievalSettings(llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0),
+            "retrieval": RetrievalSettings(
+                llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0, **ann_settings_from_env()
+            ),
             "generator": GeneratorResource()
             if llm
             else GeneratorResource(eval_answerable=0, eval_unanswerable=0, eval_out_of_domain=0),

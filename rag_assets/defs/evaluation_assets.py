@@ -10,7 +10,7 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from rag_assets import storage
 from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.glue import ALL_STRATEGIES, decimals
+from rag_assets.defs.glue import ALL_STRATEGIES, LazyTables, all_strategies_lazily, decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation import comparisons, metric_tables, plots, significance, significance_markdown
@@ -28,7 +28,7 @@ from rag_assets.retrieval.search import ChunkIndex, run_queries
     code_version="retrieval2",
     automation_condition=AUTOMATION,
     metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "chunk_ids", "distances", "total_ms"]},
-    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
+    ins={"chunk_sets": all_strategies_lazily(), "embeddings": all_strategies_lazily()},
     deps=["bm25_index"],
 )
 def retrieval_runs(
@@ -38,11 +38,12 @@ def retrieval_runs(
     generator: GeneratorResource,
     data_dir: DataDirResource,
     ground_truth: pd.DataFrame,
-    chunk_sets: dict[str, pd.DataFrame],
-    embeddings: dict[str, pd.DataFrame],
+    chunk_sets: LazyTables,
+    embeddings: LazyTables,
 ):
     """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
-    The LLM reranker runs on the serving strategy only, for a fixed sample of answerable questions."""
+    Strategies are read and searched one at a time. The opt-in LLM reranker runs on the serving
+    strategy only, for a fixed sample of answerable questions."""
     model = embedder.get()
     queries = ground_truth[["query_id", "query"]]
     encode_ms, vectors = [], []
@@ -70,15 +71,18 @@ def retrieval_runs(
         except FileNotFoundError as exc:
             llm_status = f"off: {exc}"
     context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
-    frames = []
+    frames, stamps = [], {}
     for strategy in strategies:
+        chunks = chunk_sets[strategy]()
+        stamps[strategy] = {s: chunks[s].iloc[0] if len(chunks) else None for s in ("corpus_hash", "chunker")}
         index = ChunkIndex.from_tables(
             strategy,
-            chunk_sets[strategy],
-            embeddings[strategy],
+            chunks,
+            embeddings[strategy](),
             BM25Index.load(data_dir.layout.bm25(strategy)),
             model.identity,
         )
+        del chunks
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
         frames.append(
             run_queries(
@@ -93,7 +97,7 @@ def retrieval_runs(
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
     for stamp in ("corpus_hash", "chunker"):  # provenance, as each chunk set recorded it
-        runs[stamp] = runs["strategy"].map({s: c[stamp].iloc[0] if len(c) else None for s, c in chunk_sets.items()})
+        runs[stamp] = runs["strategy"].map({s: recorded[stamp] for s, recorded in stamps.items()})
     runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
     runs["model_id"] = model.identity
     runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)

@@ -3,13 +3,13 @@
 import json
 
 import pandas as pd
-from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from tqdm import tqdm
 
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import build_answerer, with_titles
 from rag_assets.defs.automation import AFTER_RETRIEVAL
-from rag_assets.defs.glue import ALL_STRATEGIES, decimals
+from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
@@ -31,7 +31,7 @@ def _summary_markdown(summary: pd.DataFrame) -> str:
     group_name="evaluation",
     code_version="generation1",
     automation_condition=AFTER_RETRIEVAL,
-    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES), "embeddings": AssetIn(metadata=ALL_STRATEGIES)},
+    ins={"chunk_sets": all_strategies_lazily(), "embeddings": all_strategies_lazily()},
     deps=["retrieval_runs", "bm25_index"],
 )
 def generation_eval(
@@ -42,8 +42,8 @@ def generation_eval(
     data_dir: DataDirResource,
     corpus_snapshot: pd.DataFrame,
     ground_truth: pd.DataFrame,
-    chunk_sets: dict[str, pd.DataFrame],
-    embeddings: dict[str, pd.DataFrame],
+    chunk_sets: LazyTables,
+    embeddings: LazyTables,
 ):
     """Answers on a fixed sample through the same path as `rag-assets ask`: SQuAD exact match and
     token F1, abstention, citation validity, the failure decomposition and latency per stage."""
@@ -58,17 +58,18 @@ def generation_eval(
         )
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
     model = embedder.get()
+    chunks = chunk_sets[strategy]()  # the serving strategy's tables only
     index = ChunkIndex.from_tables(
         strategy,
-        chunk_sets[strategy],
-        embeddings[strategy],
+        chunks,
+        embeddings[strategy](),
         BM25Index.load(data_dir.layout.bm25(strategy)),
         model.identity,
     )
     lm = generator.get()
     answerer = build_answerer(
         index,
-        with_titles(chunk_sets[strategy], corpus_snapshot),
+        with_titles(chunks, corpus_snapshot),
         model,
         lm,
         threshold=retrieval.refusal_threshold,
@@ -101,7 +102,7 @@ def generation_eval(
         omitted=[json.dumps(o) for o in scored["omitted"]],
         generator=lm.identity,
         embedding_model=model.identity,
-        corpus_hash=provenance_of_table(chunk_sets[strategy], ["corpus_hash"])["corpus_hash"],
+        corpus_hash=provenance_of_table(chunks, ["corpus_hash"])["corpus_hash"],
         ground_truth_hash=gt.ground_truth_hash(ground_truth),
     )
     shown = scored[scored["kind"] == "answerable"].head(3)

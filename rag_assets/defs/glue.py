@@ -1,9 +1,21 @@
 """Dagster glue shared by the asset modules (which never import each other)."""
 
-from dagster import AssetKey, MetadataValue
+from collections.abc import Callable
+
+import pandas as pd
+from dagster import Any, AssetIn, AssetKey, MetadataValue
+
+from rag_assets.defs.io_manager import LAZY_KEY
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
+# ... one at a time: each partition arrives as a function that reads it, so an asset holds one
+# strategy's table (e.g. its embedding matrix) at a time, not all of them at once.
+LazyTables = dict[str, Callable[[], pd.DataFrame]]
+
+
+def all_strategies_lazily() -> AssetIn:
+    return AssetIn(metadata={**ALL_STRATEGIES, LAZY_KEY: True}, dagster_type=Any)
 
 
 def decimals(value: float, digits: int = 3) -> MetadataValue:

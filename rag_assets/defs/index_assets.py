@@ -17,10 +17,18 @@ from tqdm import tqdm
 from rag_assets.chunking import diagnostics
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals, label, significant
+from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
-from rag_assets.retrieval import dense
-from rag_assets.retrieval.embedding import PIPELINE_VERSION, embedding_frame, reencoding_error
+from rag_assets.retrieval import ann, dense
+from rag_assets.retrieval.ann import HnswIndex, recall_against_exact
+from rag_assets.retrieval.embedding import (
+    PIPELINE_VERSION,
+    embedding_frame,
+    reencoding_error,
+    require_identity,
+    vectors_of,
+)
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 from rag_assets.retrieval.lexical import BM25Index
 
@@ -126,4 +134,72 @@ def bm25_index(
             "vocabulary": index.vocabulary_size,
             "build_seconds": decimals(seconds),
         }
+    )
+
+
+ANN_QUERIES = 1000  # at most this many of the partition's questions measure the graph's recall
+
+
+@asset(
+    group_name="indexing",
+    partitions_def=strategy_partitions,
+    code_version="hnsw1",
+    automation_condition=AUTOMATION,
+    metadata={PREVIEW_KEY: ["strategy", "built", "rows", "recall_at_10", "recall_at_100", "build_seconds"]},
+)
+def hnsw_index(
+    context: AssetExecutionContext,
+    embedder: EmbedderResource,
+    retrieval: RetrievalSettings,
+    data_dir: DataDirResource,
+    embeddings: pd.DataFrame,
+    ground_truth: pd.DataFrame,
+):
+    """An HNSW graph (faiss) over the strategy's vectors, which `ask` searches instead of every
+    vector once the chunk set reaches `retrieval.ann_min_chunks`; below that nothing is built
+    (exact search is fast enough). Its recall@10 and @100 against exact search are measured on
+    the data set's own questions. Evaluation assets never use it: every figure stays exact."""
+    strategy, model = context.partition_key, embedder.get()
+    path = data_dir.layout.hnsw(strategy)
+    row = {"strategy": strategy, "rows": len(embeddings), "model_id": model.identity, "built": False}
+    if len(embeddings) < retrieval.ann_min_chunks:
+        path.unlink(missing_ok=True)
+        why = f"{len(embeddings)} chunks, under ann_min_chunks = {retrieval.ann_min_chunks}: ask searches exactly"
+        return Output(pd.DataFrame([row]), metadata={"built": False, "reason": why})
+    require_identity(embeddings["model_id"], model.identity, label("embeddings", strategy))
+    vectors = vectors_of(embeddings)
+    t0 = time.perf_counter()
+    graph = HnswIndex.build(vectors)
+    build_seconds = time.perf_counter() - t0
+    graph.save(path)
+    queries = ground_truth.drop_duplicates("query")
+    queries = queries.sample(n=min(ANN_QUERIES, len(queries)), random_state=0)["query"].tolist()
+    recall, ms = recall_against_exact(graph, vectors, model.encode(queries)) if queries else ({10: None, 100: None}, 0)
+    row.update(
+        built=True,
+        m=ann.M,
+        ef_construction=ann.EF_CONSTRUCTION,
+        ef_search=ann.EF_SEARCH,
+        recall_at_10=recall[10],
+        recall_at_100=recall[100],
+        n_queries=len(queries),
+        build_seconds=build_seconds,
+        index_bytes=path.stat().st_size,
+        ms_per_query=ms,
+    )
+    return Output(
+        pd.DataFrame([row]),
+        metadata={
+            "built": True,
+            "file": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),
+            "recall_at_10": decimals(recall[10]) if queries else None,
+            "recall_at_100": decimals(recall[100]) if queries else None,
+            "recall_queries": len(queries),
+            "build_seconds": decimals(build_seconds),
+            "index_mb": decimals(path.stat().st_size / 2**20),
+            "ms_per_query": decimals(ms),
+            "parameters": MetadataValue.json(
+                {"M": ann.M, "efConstruction": ann.EF_CONSTRUCTION, "efSearch": ann.EF_SEARCH}
+            ),
+        },
     )

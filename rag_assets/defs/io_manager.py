@@ -5,6 +5,7 @@ partitioned assets; `base` may be any fsspec URL (`s3://...`). Local writes go t
 temporary file renamed into place, so a killed run leaves the previous file readable.
 """
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,8 @@ PREVIEW_COLUMNS = 8  # wider tables are clipped by the UI's dialog
 PREVIEW_KEY = "preview_columns"
 PREVIEW_CELL_CHARS = 80
 P_VALUE_COLUMNS = {"p_value", "p_holm"}
+# An input's metadata: load each partition as a function that reads it when called.
+LAZY_KEY = "lazy"
 
 
 def _cell(value, column: str) -> str:
@@ -69,6 +72,11 @@ def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None
     }
 
 
+def _read(path: UPath) -> pd.DataFrame:
+    with path.open("rb") as fh:
+        return pq.read_table(fh).to_pandas()
+
+
 class ParquetIOManager(UPathIOManager):
     """pandas DataFrames as Parquet files."""
 
@@ -83,11 +91,14 @@ class ParquetIOManager(UPathIOManager):
             with path.open("wb") as fh:
                 pq.write_table(table, fh)
 
-    def load_from_path(self, context: InputContext, path: UPath) -> pd.DataFrame:
+    def load_from_path(self, context: InputContext, path: UPath):
+        """The table; for an input whose metadata sets LAZY_KEY, a function that reads it (its
+        existence is checked now, so a missing partition is skipped or reported as usual)."""
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: materialise {context.asset_key.to_user_string()} first")
-        with path.open("rb") as fh:
-            return pq.read_table(fh).to_pandas()
+        if (context.definition_metadata or {}).get(LAZY_KEY):
+            return partial(_read, path)
+        return _read(path)
 
     def get_metadata(self, context: OutputContext, obj: pd.DataFrame) -> dict:
         """The table's metadata, and its `path` relative to the data dir (it may move)."""

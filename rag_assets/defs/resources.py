@@ -85,6 +85,17 @@ def _embedder(model_path: str, model_name: str, batch_size: int, backend: str) -
     return Embedder(Path(model_path) if model_path else None, model_name, batch_size, backend)
 
 
+def ann_settings_from_env() -> dict:
+    """$RAG_ASSETS_ANN_MIN_CHUNKS, where set: the chunk count from which hnsw_index is built and
+    `ask` searches it (one value for `run`, `ask` and `ui`)."""
+    value = os.environ.get("RAG_ASSETS_ANN_MIN_CHUNKS")
+    if value is None:
+        return {}
+    if not value.isdigit():
+        raise ValueError(f"RAG_ASSETS_ANN_MIN_CHUNKS must be a whole number of chunks, got {value!r}")
+    return {"ann_min_chunks": int(value)}
+
+
 def embedder_from_env() -> EmbedderResource:
     """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER picks the backend."""
     return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", "torch"))
@@ -107,6 +118,8 @@ class RetrievalSettings(ConfigurableResource):
     llm_rerank_depth: int = 10
     serving_strategy: str = SERVING_STRATEGY
     refusal_threshold: float = refusal.THRESHOLD
+    # hnsw_index is built, and `ask` searches it instead of every vector, from this many chunks on
+    ann_min_chunks: int = 100_000
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(

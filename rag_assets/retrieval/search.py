@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from rag_assets.ingest.access import ALL_TENANTS, Scope, access_by_document, check_tenant
 from rag_assets.retrieval import dense
+from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.embedding import require_identity, text_key, vectors_of
 from rag_assets.retrieval.fusion import RRF_K, rrf
 from rag_assets.retrieval.lexical import BM25Index
@@ -48,6 +49,8 @@ class ChunkIndex:
     vectors: np.ndarray
     bm25: BM25Index
     access: list[frozenset[str] | None] | None = None
+    ann: HnswIndex | None = None  # when set, dense search walks this graph instead of every vector
+    dense_search: str = "exact"  # how dense search runs, in words (ask reports it)
 
     def visible_to(self, tenant: str | Scope | None) -> np.ndarray | None:
         """Rows `tenant` may see (None: all rows): public chunks and those whose access list
@@ -151,7 +154,10 @@ def run_queries(
             )
 
         t0 = time.perf_counter()
-        d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
+        if index.ann is None:
+            d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
+        else:
+            d_rows, d_scores = index.ann.top_k(vec, depth, candidates)
         t_dense = time.perf_counter() - t0
         row("dense", d_rows, d_scores, t_dense, t_dense)
 
