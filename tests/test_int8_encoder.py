@@ -56,14 +56,17 @@ def test_switching_the_embedder_stales_every_embedding_and_ask_refuses_the_other
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
     data_dir = tmp_path / "data"
     run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
-    assert main(run) == 0
-    assert main([*run, "--embedder", "onnx-int8"]) == 0
+    assert main([*run, "--embedder", "torch"]) == 0
+    fp32 = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
+    assert fp32["model_id"].str.fullmatch(r"sentence-transformers/all-MiniLM-L6-v2@sha256:\w+").all()
+    capsys.readouterr()
+    assert main(run) == 0  # the default: int8
     out = capsys.readouterr().out
     assert "new source versions: embedding_model" in out and "embeddings[C]" in out
     vectors = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
     assert vectors["model_id"].str.contains(r"\+onnx-int8@sha256:").all()
     ask = ["ask", "Which way must the valve face?", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir)]
-    assert main([*ask, "--strategy", "C", "--threshold", "0", "--json", "--embedder", "onnx-int8"]) == 0
+    assert main([*ask, "--strategy", "C", "--threshold", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["refused"]  # served by the int8 index (threshold 0: no model call)
-    assert main([*ask, "--strategy", "C"]) == 2  # the fp32 embedder cannot query int8 vectors
+    assert main([*ask, "--strategy", "C", "--embedder", "torch"]) == 2  # fp32 queries cannot search int8 vectors
     assert "embedding_model" in capsys.readouterr().err

@@ -49,7 +49,7 @@ def _dataset(path: str) -> Dataset:
 
 
 def _embedder(args: argparse.Namespace):
-    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else torch.
+    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else the default.
     The settings read from the environment are checked here, so a bad one is a refusal."""
     from rag_assets.defs.resources import EmbedderResource, ann_settings_from_env
     from rag_assets.retrieval.embedding import BACKENDS
@@ -58,7 +58,7 @@ def _embedder(args: argparse.Namespace):
         ann_settings_from_env()
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    if os.environ.get("RAG_ASSETS_EMBEDDER", "torch") not in BACKENDS:
+    if os.environ.get("RAG_ASSETS_EMBEDDER", BACKENDS[0]) not in BACKENDS:
         raise CommandError(f"RAG_ASSETS_EMBEDDER must be one of {', '.join(BACKENDS)}")
     return EmbedderResource(backend=args.embedder) if args.embedder else None
 
@@ -333,13 +333,13 @@ def parser() -> argparse.ArgumentParser:
     from rag_assets.answering import refusal
     from rag_assets.answering.answerer import DEFAULT_RETRIEVER, RETRIEVERS, SERVING_STRATEGY
     from rag_assets.chunking.strategies import STRATEGIES
-    from rag_assets.retrieval.embedding import BACKENDS
+    from rag_assets.retrieval.embedding import BACKENDS, DEFAULT_BACKEND
 
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     embedder_option = {
         "choices": BACKENDS,
-        "help": "how the embedding model runs: torch (fp32, the default) or onnx-int8 (the same model with "
-        "int8 weights on ONNX Runtime, a model of its own); default: $RAG_ASSETS_EMBEDDER, else torch",
+        "help": "how the embedding model runs: onnx-int8 (int8 weights on ONNX Runtime) or torch (fp32 "
+        f"sentence-transformers); each is a model of its own; default: $RAG_ASSETS_EMBEDDER, else {DEFAULT_BACKEND}",
     }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"

@@ -14,7 +14,7 @@ from rag_assets.ingest.corpus import MAX_BYTES
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
-from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
+from rag_assets.retrieval.embedding import DEFAULT_BACKEND, MODEL_NAME, Embedder
 from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
@@ -68,7 +68,7 @@ class EmbedderResource(ConfigurableResource):
     model_path: str = ""
     model_name: str = MODEL_NAME
     batch_size: int = 32
-    backend: str = "torch"  # or "onnx-int8": the same model, int8 weights on ONNX Runtime
+    backend: str = DEFAULT_BACKEND  # "onnx-int8" (int8 weights on ONNX Runtime) or "torch" (fp32)
 
     def get(self) -> Embedder:
         """This process's one Embedder for these settings (the weights load on first use)."""
@@ -98,7 +98,7 @@ def ann_settings_from_env() -> dict:
 
 def embedder_from_env() -> EmbedderResource:
     """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER picks the backend."""
-    return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", "torch"))
+    return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_BACKEND))
 
 
 class RetrievalSettings(ConfigurableResource):

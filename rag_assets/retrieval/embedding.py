@@ -79,6 +79,9 @@ def model_fingerprint(path: Path, weights: Path | None = None, pipeline: dict = 
 
 
 BACKENDS = ("torch", "onnx-int8")  # sentence-transformers on torch (fp32); ONNX Runtime, int8 weights
+# What `rag-assets run`, `ask` and `ui` use unless told otherwise: chosen by measurement
+# (docs/results.md, "A faster encoder"). The class below defaults to the fp32 reference.
+DEFAULT_BACKEND = "onnx-int8"
 
 
 class Embedder:
