@@ -1,6 +1,6 @@
 """HNSW against exact search on real embeddings: build time, latency, recall; then latency at 1M rows.
 
-    python bench/ann.py [--rows 20000] [--queries 1000] [--million-rows 1000000]
+    pip install -e ".[bench]" && python bench/ann.py [--rows 20000] [--queries 1000] [--million-rows 1000000]
 
 Vectors: `--rows` unique chunks of 2-5 real sentences of the bundled corpus (seeded draws,
 duplicates removed), embedded with the int8 encoder (the fastest here; the graph does not care
