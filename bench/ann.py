@@ -29,7 +29,7 @@ from common import pct, synthetic_chunks  # noqa: E402
 
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT  # noqa: E402
 from rag_assets.retrieval import dense  # noqa: E402
-from rag_assets.retrieval.ann import EF_CONSTRUCTION, EF_SEARCH, M, HnswIndex  # noqa: E402
+from rag_assets.retrieval.ann import EF_CONSTRUCTION, EF_SEARCH, HnswIndex, M  # noqa: E402
 from rag_assets.retrieval.embedding import Embedder  # noqa: E402
 
 SQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "squad-v2-dev-sample" / "squad-v2-dev-sample.json"

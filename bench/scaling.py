@@ -29,7 +29,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import synthetic_chunks  # noqa: E402
 
-STAGES = ["snapshot", "ground_truth", "chunking", "bm25_build", "embedding", "query_encoding", "retrieval", "evaluation"]
+STAGES = [
+    "snapshot",
+    "ground_truth",
+    "chunking",
+    "bm25_build",
+    "embedding",
+    "query_encoding",
+    "retrieval",
+    "evaluation",
+]
 PER_DOCUMENT = 20
 
 
@@ -48,7 +57,12 @@ def build_dataset(root: Path, size: int, queries: int) -> None:
     with (root / "questions.jsonl").open("w", encoding="utf-8") as out:
         for i in rng.choice(len(texts), size=min(queries, len(texts)), replace=False):
             sentences = re.split(r"(?<=[.!?]) ", texts[i])
-            record = {"id": f"q{i}", "kind": "answerable", "phrasings": [sentences[0]], "needle": " ".join(sentences[:2])}
+            record = {
+                "id": f"q{i}",
+                "kind": "answerable",
+                "phrasings": [sentences[0]],
+                "needle": " ".join(sentences[:2]),
+            }
             out.write(json.dumps(record) + "\n")
 
 
