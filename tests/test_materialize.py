@@ -270,6 +270,7 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
         "chunk_sets",
         "embeddings",
         "bm25_index",
+        "hnsw_index",
         "retrieval_runs",
         "query_hits",
         "evaluation_tables",

@@ -162,7 +162,7 @@ def hnsw_index(
     strategy, model = context.partition_key, embedder.get()
     path = data_dir.layout.hnsw(strategy)
     row = {"strategy": strategy, "rows": len(embeddings), "model_id": model.identity, "built": False}
-    if len(embeddings) < retrieval.ann_min_chunks:
+    if not len(embeddings) or len(embeddings) < retrieval.ann_min_chunks:
         path.unlink(missing_ok=True)
         why = f"{len(embeddings)} chunks, under ann_min_chunks = {retrieval.ann_min_chunks}: ask searches exactly"
         return Output(pd.DataFrame([row]), metadata={"built": False, "reason": why})

@@ -61,8 +61,8 @@ class EmbeddingCache:
             column = parquet.read(columns=["vector"]).column("vector").combine_chunks()
             vectors = np.asarray(column.flatten(), dtype=np.float32).reshape(len(column), -1)
             vector_bytes += vectors.nbytes
-            for row in rows:
-                found.setdefault(keys[int(row)].as_py(), vectors[row].copy())
+            for row in rows:  # shards in write order: a key written again, the newer vector wins
+                found[keys[int(row)].as_py()] = vectors[row].copy()
         return found, vector_bytes
 
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
