@@ -18,24 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import write_dataset
 
+from rag_assets.defs import ASSETS as DEFINED
+
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser"
-ASSETS = [
-    "corpus_snapshot",
-    "ground_truth",
-    "chunk_sets",
-    "embeddings",
-    "bm25_index",
-    "retrieval_runs",
-    "query_hits",
-    "evaluation_tables",
-    "significance_report",
-    "refusal_sweep",
-    "generation_eval",
-    "evaluation_history",
-    "regression_report",
-]
+ASSETS = [a.key.to_user_string() for a in DEFINED]  # every asset of the graph, in graph order
 CHAIN = [
     "corpus_files",
     "corpus_snapshot",

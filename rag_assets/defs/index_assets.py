@@ -172,6 +172,7 @@ def hnsw_index(
     graph = HnswIndex.build(vectors)
     build_seconds = time.perf_counter() - t0
     graph.save(path)
+    index_bytes = path.stat().st_size
     queries = ground_truth.drop_duplicates("query")
     queries = queries.sample(n=min(ANN_QUERIES, len(queries)), random_state=0)["query"].tolist()
     recall, ms = recall_against_exact(graph, vectors, model.encode(queries)) if queries else ({10: None, 100: None}, 0)
@@ -184,7 +185,7 @@ def hnsw_index(
         recall_at_100=recall[100],
         n_queries=len(queries),
         build_seconds=build_seconds,
-        index_bytes=path.stat().st_size,
+        index_bytes=index_bytes,
         ms_per_query=ms,
     )
     return Output(
@@ -196,7 +197,7 @@ def hnsw_index(
             "recall_at_100": decimals(recall[100]) if queries else None,
             "recall_queries": len(queries),
             "build_seconds": decimals(build_seconds),
-            "index_mb": decimals(path.stat().st_size / 2**20),
+            "index_mb": decimals(index_bytes / 2**20),
             "ms_per_query": decimals(ms),
             "parameters": MetadataValue.json(
                 {"M": ann.M, "efConstruction": ann.EF_CONSTRUCTION, "efSearch": ann.EF_SEARCH}

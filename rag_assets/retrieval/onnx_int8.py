@@ -106,7 +106,7 @@ class Int8Encoder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.threads = max(1, len(os.sched_getaffinity(0)))
+        self.pool = ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0))))  # one per encoder, not per call
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = 1
@@ -119,9 +119,8 @@ class Int8Encoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         """One text per call: dynamic quantisation scales activations per call, so in a batch a
         vector would depend on its batch-mates (and their padding); alone it depends on its text.
-        The calls run on `threads` threads of one intra-op thread each."""
-        with ThreadPoolExecutor(self.threads) as pool:
-            vectors = list(pool.map(self._one, texts))
+        The calls run on a thread per core, of one intra-op thread each; a query runs on its own."""
+        vectors = [self._one(texts[0])] if len(texts) == 1 else list(self.pool.map(self._one, texts))
         return np.stack(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
 
     def _one(self, text: str) -> np.ndarray:
