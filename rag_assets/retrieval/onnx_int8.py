@@ -26,12 +26,6 @@ OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def cache_root() -> Path:
-    """Where built models are kept: $RAG_ASSETS_MODEL_CACHE, else ~/.cache/rag_assets/models."""
-    configured = os.environ.get("RAG_ASSETS_MODEL_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "rag_assets" / "models"
-
-
 def check_supported(source: Path) -> None:
     """Refuse a model this runner cannot reproduce: it needs the fast tokenizer's file and
     implements mean pooling only."""
