@@ -4,8 +4,9 @@
 
 Runs `rag-assets run` on the bundled corpus into a fresh temporary data dir, then reads each
 step's start and end from the run history (an asset's steps summed over its partitions) and
-prints them with the process's peak RSS. The int8 encoder's file is built once per machine
-(~/.cache/rag_assets/models) and is not part of this time.
+prints them with the process's peak RSS. The int8 encoder's file and the generator's conversion
+from GGUF are built once per machine (~/.cache/rag_assets/models) and are not part of this time:
+the machine's first run pays about 60 s more, once.
 """
 
 import resource

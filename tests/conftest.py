@@ -140,3 +140,12 @@ def beir_folder(tmp_path):
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in BEIR_QUERIES))
     (folder / "qrels" / "test.tsv").write_text(BEIR_QRELS)
     return folder
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The base URL of a PostgreSQL server started for this test session (servers.py)."""
+    from servers import postgres_server
+
+    with postgres_server() as url:
+        yield url

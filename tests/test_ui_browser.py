@@ -6,17 +6,13 @@ Screenshots of each page are written to test-artifacts/browser/ when a check fai
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import write_dataset
+from servers import CLI, running_ui
 
 from rag_assets.defs import ASSETS as DEFINED
 
@@ -38,65 +34,16 @@ CHAIN = [
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return any(
-        int(line.split()[0]) == pgid
-        for line in subprocess.run(["ps", "-eo", "pgid=,stat="], capture_output=True, text=True).stdout.splitlines()
-        if "Z" not in line.split()[1]
-    )
-
-
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     root = tmp_path_factory.mktemp("ui")
     dataset = write_dataset(root / "dataset")
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    cli = [sys.executable, "-m", "rag_assets.app.cli"]
     common = ["--dataset", str(dataset), "--data-dir", str(root / "data")]
-    built = subprocess.run([*cli, "run", *common, "--no-llm"], env=env, capture_output=True, text=True)
+    built = subprocess.run([*CLI, "run", *common, "--no-llm"], env=env, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
-    port = free_port()
-    ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731  (what `cmd &` does)
-    server = subprocess.Popen(
-        [*cli, "ui", *common, "--port", str(port)],
-        env=env,
-        start_new_session=True,
-        preexec_fn=ignore_sigint,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/server_info", timeout=5) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(1)
-    else:
-        os.killpg(server.pid, signal.SIGKILL)
-        pytest.fail("rag-assets ui did not answer within 180 s")
-    yield base
-    server.send_signal(signal.SIGINT)  # to `rag-assets ui` alone: it must stop its whole group
-    deadline = time.time() + 60
-    while group_alive(server.pid) and time.time() < deadline:
-        time.sleep(0.5)
-    server.poll()
-    stopped = not group_alive(server.pid)
-    if not stopped:
-        os.killpg(server.pid, signal.SIGKILL)
-    assert stopped, "rag-assets ui left processes running after SIGINT"
+    with running_ui(common, env) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,14 @@ import time
 import warnings
 from pathlib import Path
 
-from rag_assets.app.instance import fail_orphaned_runs, readable_home, run_tags, use_data_dir
+from rag_assets.app.instance import (
+    check_instance,
+    fail_orphaned_runs,
+    postgres_url,
+    readable_home,
+    run_tags,
+    use_data_dir,
+)
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.layout import DataDir
 
@@ -63,6 +70,21 @@ def _embedder(args: argparse.Namespace):
     return EmbedderResource(backend=args.embedder) if args.embedder else None
 
 
+def _postgres(args: argparse.Namespace) -> str | None:
+    """`--instance-postgres`, else $RAG_ASSETS_POSTGRES_URL: checked to answer; None for SQLite."""
+    try:
+        return postgres_url(args.instance_postgres)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _data_dir(args: argparse.Namespace, dataset: Path) -> Path:
+    try:
+        return use_data_dir(Path(args.data_dir), dataset, _postgres(args))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _strategies(value: str | None) -> list[str]:
     from rag_assets.chunking.strategies import STRATEGIES
 
@@ -94,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
-    data_dir = use_data_dir(Path(args.data_dir), dataset.root)
+    data_dir = _data_dir(args, dataset.root)
     warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
 
@@ -189,6 +211,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise CommandError(
             f"nothing has been materialised in {data_dir}: run `rag-assets run --data-dir {args.data_dir}` first"
         )
+    try:
+        check_instance(home, _postgres(args))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))
     warnings.filterwarnings("ignore", module="dagster")
     from dagster import DagsterInstance
@@ -240,7 +266,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     command stops whole (webserver, daemon, code servers) on SIGINT or SIGTERM, in the foreground
     or in the background (where a shell starts it with SIGINT ignored)."""
     _embedder(args)  # a bad setting in the environment is refused before anything starts
-    use_data_dir(Path(args.data_dir), Path(args.dataset))
+    _data_dir(args, Path(args.dataset))
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
@@ -341,6 +367,12 @@ def parser() -> argparse.ArgumentParser:
         "help": "how the embedding model runs: onnx-int8 (int8 weights on ONNX Runtime) or torch (fp32 "
         f"sentence-transformers); each is a model of its own; default: $RAG_ASSETS_EMBEDDER, else {DEFAULT_BACKEND}",
     }
+    instance_option = {
+        "metavar": "URL",
+        "help": "keep the Dagster instance (runs, events, schedules) in PostgreSQL at this URL "
+        "(postgresql://user:password@host:port/db) instead of SQLite under the data dir; "
+        "default: $RAG_ASSETS_POSTGRES_URL",
+    }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
@@ -364,6 +396,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     run.add_argument("--embedder", **embedder_option)
+    run.add_argument("--instance-postgres", **instance_option)
     run.set_defaults(func=cmd_run)
 
     ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
@@ -390,6 +423,7 @@ def parser() -> argparse.ArgumentParser:
     who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.add_argument("--embedder", **embedder_option)
+    ask.add_argument("--instance-postgres", **instance_option)
     ask.set_defaults(func=cmd_ask)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
@@ -397,6 +431,7 @@ def parser() -> argparse.ArgumentParser:
     ui.add_argument("--data-dir", default=str(data_dir))
     ui.add_argument("--port", type=int, default=3000)
     ui.add_argument("--embedder", **embedder_option)
+    ui.add_argument("--instance-postgres", **instance_option)
     ui.set_defaults(func=cmd_ui)
 
     exp = sub.add_parser("export", help="write materialised runs in formats other tools read")

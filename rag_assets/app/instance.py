@@ -9,20 +9,102 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from rag_assets import storage
 from rag_assets.layout import DataDir
 from rag_assets.locking import process_alive, process_start
 
+POSTGRES_ENV = "RAG_ASSETS_POSTGRES_URL"
+POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+psycopg2")
 
-def use_data_dir(data_dir: Path, dataset: Path) -> Path:
-    """Point Dagster at `<data dir>/dagster_home` so run history survives the process,
-    and export the paths so `dg dev` started from the same shell sees the same data."""
+
+class InstanceMismatch(ValueError):
+    """The instance asked for is not where this data dir's run history is."""
+
+
+def redacted(url: str) -> str:
+    """`url` with its password hidden, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not even a URL: show only its scheme
+        return url.partition("://")[0] + "://..."
+
+
+def postgres_url(given: str | None) -> str | None:
+    """The PostgreSQL instance's URL: `given`, else $RAG_ASSETS_POSTGRES_URL; None for SQLite.
+    Returned naming the psycopg2 driver that dagster-postgres installs (a plain postgresql://
+    makes SQLAlchemy look for psycopg 3), after checking that the server answers."""
+    url = given or os.environ.get(POSTGRES_ENV) or None
+    if url is None:
+        return None
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in POSTGRES_SCHEMES:
+        raise ValueError(f"a PostgreSQL URL starts with postgresql://, got {redacted(url)}")
+    url = "postgresql+psycopg2://" + rest
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url, connect_args={"connect_timeout": 10})
+    try:
+        with engine.connect():
+            pass
+    except Exception as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise ValueError(f"cannot open the PostgreSQL instance at {redacted(url)}: {reason}") from None
+    finally:
+        engine.dispose()
+    return url
+
+
+def instance_yaml(postgres: bool) -> str:
+    """dagster.yaml: no telemetry; on a small machine at most two runs at once when the
+    automation sensor fans out over strategies; run, event-log and schedule storage in
+    PostgreSQL when asked, its URL read from the environment (never written to disk)."""
+    text = "telemetry:\n  enabled: false\nrun_queue:\n  max_concurrent_runs: 2\n"
+    if postgres:
+        text += f"storage:\n  postgres:\n    postgres_url:\n      env: {POSTGRES_ENV}\n"
+    return text
+
+
+def instance_kind(home: Path) -> str | None:
+    """Where the run history of a Dagster home lives: "postgres", "sqlite", or None (no home yet)."""
+    import yaml
+
+    config = home / "dagster.yaml"
+    if not config.is_file():
+        return None
+    storage = (yaml.safe_load(config.read_text()) or {}).get("storage") or {}
+    return "postgres" if "postgres" in storage else "sqlite"
+
+
+def check_instance(home: Path, postgres: str | None) -> None:
+    """Refuse to open a data dir's history anywhere but where it is."""
+    kind = instance_kind(home)
+    if kind == "postgres" and postgres is None:
+        raise InstanceMismatch(
+            f"the run history of {home.parent} is in PostgreSQL: give --instance-postgres URL or set {POSTGRES_ENV}"
+        )
+    if kind == "sqlite" and postgres and (home / "history").exists():
+        raise InstanceMismatch(
+            f"the run history of {home.parent} is in SQLite ({home / 'history'}): "
+            "use another data dir for an instance on PostgreSQL"
+        )
+    if postgres:
+        os.environ[POSTGRES_ENV] = postgres
+
+
+def use_data_dir(data_dir: Path, dataset: Path, postgres: str | None = None) -> Path:
+    """Point Dagster at `<data dir>/dagster_home` so run history survives the process (in SQLite
+    there, or in PostgreSQL when `postgres` is a URL), and export the paths so `dg dev` started
+    from the same shell sees the same data."""
     data_dir = data_dir.resolve()
     home = DataDir(data_dir).dagster_home
+    check_instance(home, postgres)
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists():  # explicit: no "defaulting" notice, no telemetry calls, and on a small
-        # machine at most two runs at once when the automation sensor fans out over strategies
-        config.write_text("telemetry:\n  enabled: false\nrun_queue:\n  max_concurrent_runs: 2\n")
+    wanted = instance_yaml(postgres is not None)
+    if not config.exists() or config.read_text() != wanted:
+        storage.write_text(config, wanted)
     nux = home / ".nux" / "nux.yaml"  # Dagster's own record that the first-visit dialog was seen
     if not nux.exists():
         nux.parent.mkdir(exist_ok=True)

@@ -1,0 +1,127 @@
+"""Servers the tests start and stop themselves, on loopback: PostgreSQL 15 and `rag-assets ui`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+CLI = [sys.executable, "-m", "rag_assets.app.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tool(name: str) -> str:
+    """A PostgreSQL program: on PATH, else where Debian's packages put it."""
+    found = shutil.which(name) or next(iter(sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))), None)
+    if found is None:
+        raise RuntimeError(f"PostgreSQL is needed for these tests: {name} not found (apt-get install postgresql-15)")
+    return str(found)
+
+
+def _as_owner(command: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+@contextmanager
+def postgres_server():
+    """A PostgreSQL 15 server of the tests' own: `initdb` into a temporary folder, `pg_ctl` on a
+    free loopback port with its socket in that folder, stopped (and the folder removed) after.
+    `initdb` refuses to run as root, so as root the server runs as the `postgres` user.
+    Yields the server's base URL (`postgresql://postgres@127.0.0.1:PORT`)."""
+    initdb, pg_ctl = _tool("initdb"), _tool("pg_ctl")
+    folder = Path(tempfile.mkdtemp(prefix="rag-assets-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    data, port = folder / "data", free_port()
+    subprocess.run(
+        _as_owner([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]),
+        check=True,
+        capture_output=True,
+    )
+    options = f"-p {port} -c listen_addresses=127.0.0.1 -k {folder}"
+    ctl = [pg_ctl, "-D", str(data), "-l", str(folder / "server.log")]
+    subprocess.run(_as_owner([*ctl, "-w", "-o", options, "start"]), check=True, capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(_as_owner([*ctl, "-w", "-m", "fast", "stop"]), capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def create_database(base_url: str, name: str) -> str:
+    """A fresh database on the server; returns its URL."""
+    import psycopg2
+
+    connection = psycopg2.connect(base_url + "/postgres")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+    return f"{base_url}/{name}"
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group is alive (zombies do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(
+        int(line.split()[0]) == pgid
+        for line in subprocess.run(["ps", "-eo", "pgid=,stat="], capture_output=True, text=True).stdout.splitlines()
+        if "Z" not in line.split()[1]
+    )
+
+
+@contextmanager
+def running_ui(arguments: list[str], env: dict[str, str]):
+    """`rag-assets ui` in its own process group, started with SIGINT ignored as a shell's `&`
+    does; yields its base URL once it answers; then sends SIGINT to `rag-assets ui` alone and
+    fails unless its whole group (webserver, daemon, code servers) has stopped."""
+    port = free_port()
+    ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
+    server = subprocess.Popen(
+        [*CLI, "ui", *arguments, "--port", str(port)],
+        env=env,
+        start_new_session=True,
+        preexec_fn=ignore_sigint,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/server_info", timeout=5) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(1)
+    else:
+        os.killpg(server.pid, signal.SIGKILL)
+        raise AssertionError("rag-assets ui did not answer within 180 s")
+    try:
+        yield base
+    finally:
+        server.send_signal(signal.SIGINT)
+        deadline = time.time() + 60
+        while group_alive(server.pid) and time.time() < deadline:
+            time.sleep(0.5)
+        server.poll()
+        stopped = not group_alive(server.pid)
+        if not stopped:
+            os.killpg(server.pid, signal.SIGKILL)
+        assert stopped, "rag-assets ui left processes running after SIGINT"

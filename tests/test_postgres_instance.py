@@ -1,0 +1,134 @@
+"""The Dagster instance on PostgreSQL: a real server started by the tests (servers.py); `rag-assets
+run`, `ask` and `ui` against it; what one process records read back by another."""
+
+import json
+import os
+import subprocess
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg2
+import pytest
+from conftest import write_dataset
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus, build_schedule_context, evaluate_automation_conditions
+from servers import CLI, create_database, running_ui
+
+from rag_assets.app.serving import failed_checks, freshness_problems, stale_resolver
+from rag_assets.defs import build_definitions
+from rag_assets.defs.external_sources import record_source_versions
+
+CLEAN_ENV = {"DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": "", "RAG_ASSETS_POSTGRES_URL": ""}
+
+
+def cli(*arguments: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *arguments], env=env, capture_output=True, text=True, timeout=900)
+
+
+def count(url: str, sql: str) -> int:
+    with psycopg2.connect(url) as connection, connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def materialised(postgres, tmp_path_factory):
+    """The tiny corpus materialised by `rag-assets run --instance-postgres` in its own process."""
+    root = tmp_path_factory.mktemp("pg")
+    dataset = write_dataset(root / "dataset")
+    url = create_database(postgres, "rag_assets_run")
+    env = {**os.environ, **CLEAN_ENV}
+    common = ["--dataset", str(dataset), "--data-dir", str(root / "data")]
+    done = cli("run", *common, "--no-llm", "--instance-postgres", url, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return {"root": root, "dataset": dataset, "url": url, "common": common, "env": env}
+
+
+@pytest.fixture
+def instance(materialised, monkeypatch):
+    """The same instance opened in this process, as the UI or a second tool would."""
+    monkeypatch.setenv("RAG_ASSETS_POSTGRES_URL", "postgresql+psycopg2://" + materialised["url"].split("://")[1])
+    with DagsterInstance.from_config(str(materialised["root"] / "data" / "dagster_home")) as opened:
+        yield opened
+
+
+def test_a_run_keeps_its_history_in_postgresql_and_another_process_reads_it(materialised, instance):
+    home = materialised["root"] / "data" / "dagster_home"
+    assert not (home / "history").exists() and not (home / "schedules").exists()  # nothing in SQLite
+    assert materialised["url"].split("@")[1] not in (home / "dagster.yaml").read_text()  # the URL stays off disk
+    url = materialised["url"]
+    assert count(url, "select count(*) from event_logs where dagster_event_type = 'ASSET_MATERIALIZATION'") > 20
+    assert count(url, "select count(*) from event_logs where dagster_event_type = 'ASSET_CHECK_EVALUATION'") > 10
+
+    runs = instance.get_runs()
+    assert runs and {r.status for r in runs} == {DagsterRunStatus.SUCCESS}
+    assert count(url, "select count(*) from runs") == len(runs)
+    defs = build_definitions(data_dir=materialised["root"] / "data", dataset_dir=materialised["dataset"], llm=False)
+    assert instance.get_latest_materialization_event(AssetKey("significance_report")) is not None
+    for strategy in ("C", "E"):  # what `ask` checks before it serves: every blocking check passed, nothing stale
+        assert failed_checks(defs, instance, strategy) == [] and freshness_problems(defs, instance, strategy) == []
+
+
+def test_ask_answers_from_the_postgresql_instance_and_says_when_it_cannot_reach_it(materialised):
+    common, env, url = materialised["common"], materialised["env"], materialised["url"]
+    question = "How do I renew my passport?"  # refused by the gate: no generator needed
+    missing = cli("ask", question, *common, env=env)
+    assert (
+        missing.returncode == 2 and "is in PostgreSQL" in missing.stderr and "RAG_ASSETS_POSTGRES_URL" in missing.stderr
+    )
+    wrong = url.replace("postgres@", "postgres:s3cret@").rsplit(":", 1)[0] + ":1/rag_assets_run"
+    unreachable = cli("ask", question, *common, "--instance-postgres", wrong, env=env)
+    assert unreachable.returncode == 2 and "cannot open the PostgreSQL instance" in unreachable.stderr
+    assert "s3cret" not in unreachable.stderr + unreachable.stdout  # the password is never printed
+    bad = cli("ask", question, *common, "--instance-postgres", "mysql://x@y/z", env=env)
+    assert bad.returncode == 2 and "starts with postgresql://" in bad.stderr
+
+    answered = cli("ask", question, *common, "--json", env={**env, "RAG_ASSETS_POSTGRES_URL": url})
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    answer = json.loads(answered.stdout)
+    assert answer["refused"] and answer["strategy"] == "E"
+
+    sqlite = materialised["root"] / "sqlite-data"
+    first = cli("run", "--dataset", str(materialised["dataset"]), "--data-dir", str(sqlite), "--no-llm", env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    switched = cli("ask", question, "--data-dir", str(sqlite), "--instance-postgres", url, env=env)
+    assert switched.returncode == 2 and "is in SQLite" in switched.stderr
+
+
+def test_the_ui_reads_the_runs_of_the_cli_and_its_daemon_ticks_the_sensors_into_postgresql(materialised, instance):
+    url = materialised["url"]
+    ran = {r.run_id for r in instance.get_runs()}
+    query = {"query": "{ runsOrError { ... on Runs { results { runId status } } } }"}
+    env = {**materialised["env"], "RAG_ASSETS_POSTGRES_URL": url}
+    with running_ui(materialised["common"], env) as base:
+        request = urllib.request.Request(
+            base + "/graphql", data=json.dumps(query).encode(), headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            seen = json.loads(response.read())["data"]["runsOrError"]["results"]
+        assert {r["runId"] for r in seen} == ran and {r["status"] for r in seen} == {"SUCCESS"}
+        deadline = time.time() + 150  # both sensors tick at most once a minute
+        while time.time() < deadline:
+            ticks = count(url, "select count(distinct selector_id) from job_ticks where type = 'SENSOR'")
+            if ticks >= 2:
+                break
+            time.sleep(5)
+    assert ticks >= 2, "the daemon recorded no tick of both sensors in PostgreSQL"
+    names = {t.instigator_name for t in instance.all_instigator_state()}
+    assert {"source_versions_sensor", "nightly_evaluation_0200_utc"} <= names
+
+
+def test_an_edited_document_is_stale_and_the_schedule_and_automation_tick_against_postgresql(materialised, instance):
+    defs = build_definitions(data_dir=materialised["root"] / "data", dataset_dir=materialised["dataset"], llm=False)
+    first = evaluate_automation_conditions(defs=defs, instance=instance)
+    assert first.total_requested == 0  # everything is up to date
+    guide = Path(materialised["dataset"]) / "documents" / "guide.md"
+    guide.write_text(guide.read_text() + "\nThe pump weighs 12 kilograms.\n")
+    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+    assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "STALE"
+    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert AssetKey("corpus_snapshot") in {r.key for r in tick.results if not r.true_subset.is_empty}
+    schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
+    context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, tzinfo=UTC))
+    assert len(schedule.evaluate_tick(context).run_requests) == 1
