@@ -125,3 +125,79 @@ def running_ui(arguments: list[str], env: dict[str, str]):
         if not stopped:
             os.killpg(server.pid, signal.SIGKILL)
         assert stopped, "rag-assets ui left processes running after SIGINT"
+
+
+@contextmanager
+def ray_cluster(cpus: int = 2):
+    """A Ray head node of the tests' own (`ray start --head --block` in its own process group,
+    dashboard off, no usage reporting, its files in a temporary folder); yields its address and
+    stops the group it started, never another Ray on the machine. Ray's ports listen on every
+    interface whatever it is told; only its dashboard could be held to loopback. Yields
+    (address, process group of the cluster's processes)."""
+    ray = str(Path(sys.executable).parent / "ray")
+    folder = Path(tempfile.mkdtemp(prefix="rag-assets-ray-"))
+    port = free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    head = subprocess.Popen(
+        [ray, "start", "--head", "--block", "--port", str(port), "--num-cpus", str(cpus)]
+        + ["--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(folder)]
+        + ["--node-ip-address", "127.0.0.1"],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    address = f"127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if head.poll() is not None:
+                raise RuntimeError(f"ray start exited with {head.returncode}")
+            time.sleep(0.5)
+        yield address, head.pid
+    finally:
+        workers = descendants(head.pid)  # Ray's workers start sessions of their own
+        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
+            if not group_alive(head.pid):
+                break
+            os.killpg(head.pid, sig)
+            deadline = time.time() + wait
+            while group_alive(head.pid) and time.time() < deadline:
+                time.sleep(0.5)
+        head.wait(timeout=5)
+        deadline = time.time() + 10
+        while (left := [p for p in workers if _alive(p)]) and time.time() < deadline:
+            time.sleep(0.5)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under `pid` (children, their children, ...)."""
+    table = [
+        line.split()
+        for line in subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout.splitlines()
+    ]
+    children: dict[int, list[int]] = {}
+    for child, parent in table:
+        children.setdefault(int(parent), []).append(int(child))
+    found, stack = set(), [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"

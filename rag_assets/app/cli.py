@@ -70,6 +70,29 @@ def _embedder(args: argparse.Namespace):
     return EmbedderResource(backend=args.embedder) if args.embedder else None
 
 
+def _compute(args: argparse.Namespace):
+    """The compute resource `--engine` and `--ray-address` ask for, else $RAG_ASSETS_ENGINE and
+    $RAG_ASSETS_RAY_ADDRESS (exported, so the UI's runs see the same)."""
+    from rag_assets.defs.resources import compute_from_env
+
+    if getattr(args, "ray_address", None) and (args.engine or os.environ.get("RAG_ASSETS_ENGINE")) != "ray":
+        raise CommandError("--ray-address needs --engine ray")
+    if args.engine:
+        os.environ["RAG_ASSETS_ENGINE"] = args.engine
+    if getattr(args, "ray_address", None):
+        os.environ["RAG_ASSETS_RAY_ADDRESS"] = args.ray_address
+    try:
+        compute = compute_from_env()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if compute.engine == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'")
+    return compute
+
+
 def _postgres(args: argparse.Namespace) -> str | None:
     """`--instance-postgres`, else $RAG_ASSETS_POSTGRES_URL: checked to answer; None for SQLite."""
     try:
@@ -117,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
     data_dir = _data_dir(args, dataset.root)
+    compute = _compute(args)  # before the definitions module reads the environment
     warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
 
@@ -135,6 +159,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
         llm=not args.no_llm,
         rerank_llm=args.rerank_llm,
         embedder=_embedder(args),
+        compute=compute,
     )
     steps = materialization_steps(defs, strategies)
     report = RunReport()
@@ -266,6 +291,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     command stops whole (webserver, daemon, code servers) on SIGINT or SIGTERM, in the foreground
     or in the background (where a shell starts it with SIGINT ignored)."""
     _embedder(args)  # a bad setting in the environment is refused before anything starts
+    _compute(args)
     _data_dir(args, Path(args.dataset))
     from dagster import DagsterInstance
 
@@ -373,6 +399,16 @@ def parser() -> argparse.ArgumentParser:
         "(postgresql://user:password@host:port/db) instead of SQLite under the data dir; "
         "default: $RAG_ASSETS_POSTGRES_URL",
     }
+    engine_option = {
+        "choices": ("local", "ray"),
+        "help": "where embeddings are computed: local (this process) or ray (shards encoded by a pool of "
+        "Ray workers, the same vectors); default: $RAG_ASSETS_ENGINE, else local",
+    }
+    address_option = {
+        "metavar": "ADDR",
+        "help": "the Ray cluster for --engine ray: auto, host:port or ray://host:port (default: "
+        "$RAG_ASSETS_RAY_ADDRESS, else a cluster started for the run)",
+    }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
@@ -397,6 +433,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     run.add_argument("--embedder", **embedder_option)
     run.add_argument("--instance-postgres", **instance_option)
+    run.add_argument("--engine", **engine_option)
+    run.add_argument("--ray-address", **address_option)
     run.set_defaults(func=cmd_run)
 
     ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
@@ -432,6 +470,8 @@ def parser() -> argparse.ArgumentParser:
     ui.add_argument("--port", type=int, default=3000)
     ui.add_argument("--embedder", **embedder_option)
     ui.add_argument("--instance-postgres", **instance_option)
+    ui.add_argument("--engine", **engine_option)
+    ui.add_argument("--ray-address", **address_option)
     ui.set_defaults(func=cmd_ui)
 
     exp = sub.add_parser("export", help="write materialised runs in formats other tools read")

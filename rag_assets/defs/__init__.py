@@ -26,12 +26,14 @@ from rag_assets.defs.nightly import (
 )
 from rag_assets.defs.resources import (
     LLM_RERANK_SAMPLE,
+    ComputeResource,
     DataDirResource,
     DatasetResource,
     EmbedderResource,
     GeneratorResource,
     RetrievalSettings,
     ann_settings_from_env,
+    compute_from_env,
     data_dir_from_env,
     dataset_from_env,
     embedder_from_env,
@@ -85,6 +87,7 @@ def build_definitions(
     max_file_mb: float | None = None,
     llm: bool = True,
     rerank_llm: bool = False,
+    compute: ComputeResource | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
@@ -106,6 +109,7 @@ def build_definitions(
             ),
             "data_dir": DataDirResource(root=str(data_dir)),
             "embedder": embedder or embedder_from_env(),
+            "compute": compute or compute_from_env(),
             "retrieval": RetrievalSettings(
                 llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0, **ann_settings_from_env()
             ),

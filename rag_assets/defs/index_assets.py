@@ -19,7 +19,7 @@ from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals, label, significant
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.partitions import strategy_partitions
-from rag_assets.defs.resources import DataDirResource, EmbedderResource, RetrievalSettings
+from rag_assets.defs.resources import ComputeResource, DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.retrieval import ann, dense
 from rag_assets.retrieval.ann import HnswIndex, recall_against_exact
 from rag_assets.retrieval.embedding import (
@@ -57,22 +57,38 @@ SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encodin
     ],
 )
 def embeddings(
-    context: AssetExecutionContext, embedder: EmbedderResource, data_dir: DataDirResource, chunk_sets: pd.DataFrame
+    context: AssetExecutionContext,
+    embedder: EmbedderResource,
+    compute: ComputeResource,
+    data_dir: DataDirResource,
+    chunk_sets: pd.DataFrame,
 ):
     """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity.
 
-    Only texts the cache (model identity x text hash) lacks are encoded."""
+    Only texts the cache (model identity x text hash) lacks are encoded: here, or in shards
+    by Ray workers (the `compute` resource), the same vectors either way."""
     model = embedder.get()
     texts = chunk_sets["text"].tolist()
     cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
+    engine = compute.embedding_engine(context.log.info)
     with tqdm(desc=label("embeddings", context.partition_key), unit="chunk", leave=False) as bar:
 
         def progress(done, total):
             bar.total = total
             bar.update(done - bar.n)
 
-        vectors, stats = cache.encode(texts, progress)
+        vectors, stats = cache.encode(texts, progress, engine)
     context.log.info(f"{stats.encoded} texts encoded, {stats.hits} from the cache ({stats.hit_rate:.0%})")
+    spread = {"engine": "local"}
+    if engine and engine.stats:  # what the Ray pool did (nothing when every text was cached)
+        spread = {
+            "engine": "ray",
+            **{k: MetadataValue.int(engine.stats[k]) for k in ("workers", "shards", "restarts")},
+            "retried_shards_already_written": MetadataValue.int(engine.stats["retried_shards_already_written"]),
+            "chunks_per_second_per_worker": MetadataValue.json(
+                {pid: round(rate, 1) for pid, rate in engine.stats["chunks_per_second_per_worker"].items()}
+            ),
+        }
     tokens = diagnostics.token_stats(chunk_sets, model)
     frame = embedding_frame(chunk_sets, vectors, model.identity)
     norm_err = dense.norm_error(vectors)
@@ -87,6 +103,7 @@ def embeddings(
             "cache_hits": stats.hits,
             "cache_hit_rate": decimals(stats.hit_rate),
             "chunks_per_second": decimals(stats.encoded / stats.seconds if stats.encoded else 0.0),
+            **spread,
             **{k: decimals(v) if isinstance(v, float) else MetadataValue.int(v) for k, v in tokens.items()},
         },
     )

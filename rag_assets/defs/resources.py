@@ -1,4 +1,5 @@
-"""Settings a run reads: dataset, data dir, ground-truth sample, embedding model, BM25, reranker."""
+"""Settings a run reads: dataset, data dir, ground-truth sample, embedding model, compute
+engine, BM25, reranker."""
 
 import os
 from functools import lru_cache
@@ -99,6 +100,38 @@ def ann_settings_from_env() -> dict:
 def embedder_from_env() -> EmbedderResource:
     """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER picks the backend."""
     return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_BACKEND))
+
+
+ENGINES = ("local", "ray")
+
+
+class ComputeResource(ConfigurableResource):
+    """Where the heavy work runs: `local` (this process; the default) or `ray`: the texts the
+    embedding cache lacks are encoded in shards by a pool of Ray actors (`ray_workers`, 0 = one
+    per CPU of the cluster) that write each shard to the cache. `ray_address`: empty starts a
+    Ray cluster for the run; `auto`, `host:port` or `ray://host:port` joins one."""
+
+    engine: str = "local"
+    ray_address: str = ""
+    ray_workers: int = 0
+
+    def embedding_engine(self, log):
+        """None for local work; else the Ray engine, logging per-shard progress to `log`."""
+        if self.engine not in ENGINES:
+            raise ValueError(f"compute engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if self.engine == "local":
+            return None
+        from rag_assets.retrieval.ray_engine import RayEngine
+
+        return RayEngine(address=self.ray_address, workers=self.ray_workers, log=log)
+
+
+def compute_from_env() -> ComputeResource:
+    """$RAG_ASSETS_ENGINE (local or ray) and $RAG_ASSETS_RAY_ADDRESS: one setting for `run` and `ui`."""
+    engine = os.environ.get("RAG_ASSETS_ENGINE") or "local"
+    if engine not in ENGINES:
+        raise ValueError(f"RAG_ASSETS_ENGINE must be one of {', '.join(ENGINES)}, got {engine!r}")
+    return ComputeResource(engine=engine, ray_address=os.environ.get("RAG_ASSETS_RAY_ADDRESS", ""))
 
 
 class RetrievalSettings(ConfigurableResource):

@@ -94,13 +94,21 @@ class Embedder:
     weights through ONNX Runtime (retrieval/onnx_int8.py): a model of its own, whose identity
     hashes the built int8 file, so its vectors never mix with the fp32 model's."""
 
-    def __init__(self, path: Path | None = None, name: str = MODEL_NAME, batch_size: int = 32, backend: str = "torch"):
+    def __init__(
+        self,
+        path: Path | None = None,
+        name: str = MODEL_NAME,
+        batch_size: int = 32,
+        backend: str = "torch",
+        threads: int | None = None,
+    ):
+        """`threads`: the int8 runner's threads (default: one per core this process may use)."""
         self.path = Path(path) if path else model_path()
         if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
             raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedder backend {backend!r}; choose from {', '.join(BACKENDS)}")
-        self.name, self.batch_size, self.backend = name, batch_size, backend
+        self.name, self.batch_size, self.backend, self.threads = name, batch_size, backend, threads
         self._model = self._int8 = None
         if backend == "torch":
             self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
@@ -126,7 +134,7 @@ class Embedder:
         if self._int8 is None:
             from rag_assets.retrieval.onnx_int8 import Int8Encoder
 
-            self._int8 = Int8Encoder(self.onnx_file, self.path / "tokenizer.json", self.window)
+            self._int8 = Int8Encoder(self.onnx_file, self.path / "tokenizer.json", self.window, self.threads)
         return self._int8
 
     @property

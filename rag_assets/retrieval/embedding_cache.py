@@ -23,6 +23,11 @@ from rag_assets import storage
 from rag_assets.retrieval.embedding import Embedder, text_key
 
 
+def shard_digest(keys: list[str]) -> str:
+    """In a shard's file name: which keys it holds, so a retried shard can see it was written."""
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class CacheStats:
     texts: int
@@ -69,12 +74,23 @@ class EmbeddingCache:
         storage.write_text(self.folder / "model.txt", self.embedder.identity + "\n")
         flat = pa.array(vectors.astype(np.float32).ravel())
         table = pa.table({"key": keys, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
-        storage.write_parquet(self.folder / f"shard-{time.time_ns()}-{os.getpid()}.parquet", table)
+        name = f"shard-{time.time_ns()}-{os.getpid()}-{shard_digest(keys)}.parquet"  # time first: newest wins
+        storage.write_parquet(self.folder / name, table)
 
-    def encode(self, texts: list[str], progress=None) -> tuple[np.ndarray, CacheStats]:
-        """Vectors for `texts` (row-aligned); only texts not in the cache are encoded.
+    def encode_shard(self, keys: list[str], texts: list[str]) -> np.ndarray:
+        """Encode one shard of missing texts and write it to the cache: the unit of work that a
+        killed run or a lost worker loses at most."""
+        vectors = self.embedder.encode(texts)
+        self._write_shard(keys, vectors)
+        return vectors
 
-        `progress(done, total)` is called after each written batch."""
+    def encode(self, texts: list[str], progress=None, engine=None) -> tuple[np.ndarray, CacheStats]:
+        """Vectors for `texts` (row-aligned); only texts not in the cache are encoded, in shards
+        of `flush_every`, each written as soon as it is done.
+
+        `progress(done, total)` is called after each written shard. `engine`, when given,
+        encodes the shards elsewhere (`engine.encode_shards(cache, shards, progress)`, e.g. on
+        Ray workers that write them to this cache); the vectors are then read back from it."""
         t0 = time.perf_counter()
         keys = [text_key(t) for t in texts]
         cached, self.vector_bytes_read = self._lookup(set(keys))
@@ -82,13 +98,20 @@ class EmbeddingCache:
         missing = sorted(
             {k: t for k, t in zip(keys, texts) if k not in cached}.items(), key=lambda kt: (len(kt[1]), kt[0])
         )
-        for start in range(0, len(missing), self.flush_every):
-            batch = missing[start : start + self.flush_every]
-            vectors = self.embedder.encode([t for _, t in batch])
-            self._write_shard([k for k, _ in batch], vectors)
-            cached.update(zip((k for k, _ in batch), vectors))
-            if progress:
-                progress(min(start + self.flush_every, len(missing)), len(missing))
+        shards = [missing[start : start + self.flush_every] for start in range(0, len(missing), self.flush_every)]
+        if engine is not None and shards:
+            engine.encode_shards(self, shards, progress)
+            written, _ = self._lookup({k for k, _ in missing})
+            lost = [k for k, _ in missing if k not in written]
+            if lost:
+                raise RuntimeError(f"{len(lost)} texts were sent to be encoded but are not in the cache")
+            cached.update(written)
+        else:
+            for i, shard in enumerate(shards):
+                vectors = self.encode_shard([k for k, _ in shard], [t for _, t in shard])
+                cached.update(zip((k for k, _ in shard), vectors))
+                if progress:
+                    progress(min((i + 1) * self.flush_every, len(missing)), len(missing))
         unique = len(set(keys))
         stats = CacheStats(len(texts), unique, unique - len(missing), len(missing), time.perf_counter() - t0)
         if not texts:

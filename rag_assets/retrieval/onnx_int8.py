@@ -96,11 +96,12 @@ class Int8Encoder:
     """Texts to L2-normalised mean-pooled vectors through an int8 ONNX file and the source
     folder's own tokenizer, truncated at the model's window like sentence-transformers."""
 
-    def __init__(self, onnx_file: Path, tokenizer_file: Path, window: int):
+    def __init__(self, onnx_file: Path, tokenizer_file: Path, window: int, threads: int | None = None):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.pool = ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0))))  # one per encoder, not per call
+        threads = threads or len(os.sched_getaffinity(0))
+        self.pool = ThreadPoolExecutor(max(1, threads))  # one per encoder, not per call
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = 1

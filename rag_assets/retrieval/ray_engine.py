@@ -1,0 +1,155 @@
+"""Encoding on a Ray cluster: the shards of texts the embedding cache lacks, spread over a pool
+of actors that each load the model once and write every shard they finish to the cache.
+
+The driver sends texts and receives only a count per shard; vectors travel through the cache
+(a folder every worker can reach), never through the driver's memory. Fault tolerance is Ray's
+own, configured here on purpose: an actor whose process dies is restarted (`max_restarts`) and
+its unfinished calls are retried on the new process (`max_task_retries`). A shard is written
+under a name that carries a digest of its keys, and an actor first looks for that name, so a
+retried call whose shard had already been written encodes nothing again.
+
+With no address, a Ray cluster is started for this process (`ray.init`, stopped with it), with
+token authentication on and its token kept in this process's environment rather than written to
+the home folder, where every later `ray start` on the machine would need it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding_cache import EmbeddingCache, shard_digest
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """What a worker needs to load the same model: checked against the driver's identity."""
+
+    path: str
+    name: str
+    batch_size: int
+    backend: str
+    identity: str
+
+    @classmethod
+    def of(cls, embedder) -> EmbedderSpec:
+        return cls(str(embedder.path), embedder.name, embedder.batch_size, embedder.backend, embedder.identity)
+
+
+class ShardEncoder:
+    """One Ray actor: the model loaded once, then shards encoded and written to the cache."""
+
+    def __init__(self, spec: EmbedderSpec, cache_root: str, threads: int):
+        embedder = Embedder(Path(spec.path), spec.name, spec.batch_size, spec.backend, threads=threads)
+        if embedder.identity != spec.identity:  # other weights on this node: its vectors must not enter the cache
+            raise RuntimeError(f"worker model {embedder.identity} is not the driver's {spec.identity}")
+        self.cache = EmbeddingCache(Path(cache_root), embedder)
+        self.pid = os.getpid()
+
+    def encode(self, keys: list[str], texts: list[str]) -> dict:
+        t0 = time.perf_counter()
+        digest = shard_digest(keys)
+        written = any(self.cache.folder.glob(f"shard-*-{digest}.parquet"))
+        if not written:
+            self.cache.encode_shard(keys, texts)
+        import ray
+
+        return {
+            "pid": self.pid,
+            "restarted": ray.get_runtime_context().was_current_actor_reconstructed,
+            "texts": 0 if written else len(texts),
+            "seconds": time.perf_counter() - t0,
+            "already_written": written,
+        }
+
+
+@dataclass
+class RayEngine:
+    """`address`: "" starts a cluster for this process; "auto", "host:port" or "ray://host:port"
+    joins one. `workers`: actors in the pool (0: one per `cpus_per_worker` CPUs of the cluster)."""
+
+    address: str = ""
+    workers: int = 0
+    cpus_per_worker: int = 1
+    max_restarts: int = 3
+    max_task_retries: int = 3
+    log: object = print
+    stats: dict = field(default_factory=dict)
+
+    def connect(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            return
+        if self.address:
+            ray.init(address=self.address, log_to_driver=False)
+            return
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+        if os.environ["RAY_AUTH_MODE"] == "token" and not os.environ.get("RAY_AUTH_TOKEN_PATH"):
+            os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
+        ray.init(num_cpus=len(os.sched_getaffinity(0)), include_dashboard=False, log_to_driver=False)
+
+    def pool_size(self) -> int:
+        import ray
+
+        if self.workers:
+            return self.workers
+        return max(1, int(ray.cluster_resources().get("CPU", 1) // self.cpus_per_worker))
+
+    def encode_shards(self, cache, shards: list[list[tuple[str, str]]], progress=None) -> dict:
+        """Every shard encoded and in the cache, or an exception; per-shard progress to `log`."""
+        import ray
+        from ray.util import ActorPool
+
+        self.connect()
+        size = min(self.pool_size(), len(shards))
+        actor = ray.remote(
+            num_cpus=self.cpus_per_worker, max_restarts=self.max_restarts, max_task_retries=self.max_task_retries
+        )(ShardEncoder)
+        spec = EmbedderSpec.of(cache.embedder)
+        root = str(cache.folder.parent)
+        actors = [actor.remote(spec, root, self.cpus_per_worker) for _ in range(size)]
+        t0 = time.perf_counter()
+        per_pid: dict[int, dict] = {}
+        done_texts = already = 0
+        total = sum(len(s) for s in shards)
+        try:
+            results = ActorPool(actors).map_unordered(
+                lambda a, shard: a.encode.remote([k for k, _ in shard], [t for _, t in shard]), shards
+            )
+            for i, result in enumerate(results, start=1):
+                worker = per_pid.setdefault(
+                    result["pid"], {"shards": 0, "texts": 0, "seconds": 0.0, "restarted": result["restarted"]}
+                )
+                already += result["already_written"]
+                worker["shards"] += 1
+                worker["texts"] += result["texts"]
+                worker["seconds"] += result["seconds"]
+                done_texts += result["texts"]
+                self.log(
+                    f"shard {i}/{len(shards)} done by worker pid {result['pid']}: {result['texts']} texts"
+                    f" in {result['seconds']:.1f} s" + (" (already in the cache)" if result["already_written"] else "")
+                )
+                if progress:
+                    progress(min(done_texts, total), total)
+        finally:
+            for a in actors:
+                ray.kill(a)
+        seconds = time.perf_counter() - t0
+        self.stats = {
+            "engine": "ray",
+            "workers": size,
+            "worker_processes": len(per_pid),
+            "restarts": sum(w["restarted"] for w in per_pid.values()),  # each restart is a new process
+            "retried_shards_already_written": already,
+            "shards": len(shards),
+            "seconds": seconds,
+            "chunks_per_second_per_worker": {
+                str(pid): (w["texts"] / w["seconds"] if w["seconds"] else 0.0) for pid, w in per_pid.items()
+            },
+        }
+        return self.stats
