@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from mixed_folder import write_mixed_folder
 from servers import CLI, descendants, ray_cluster
 
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
@@ -53,7 +54,8 @@ def test_a_run_on_ray_materialises_the_same_tables_as_a_local_one(cluster, tmp_p
     a, b = (d.read_table("embeddings", "E") for d in (here, there))
     assert a["chunk_id"].tolist() == b["chunk_id"].tolist() and len(a) > 800
     assert np.abs(np.stack(a["embedding"]) - np.stack(b["embedding"])).max() <= 1e-6
-    pd.testing.assert_frame_equal(*(d.read_table("evaluation_tables") for d in (here, there)))
+    for table in ("corpus_snapshot", "evaluation_tables"):
+        pd.testing.assert_frame_equal(*(d.read_table(table) for d in (here, there)))
 
     from dagster import AssetKey, DagsterInstance
 
@@ -88,3 +90,14 @@ def test_a_worker_killed_mid_way_is_restarted_and_nothing_written_is_encoded_aga
     keys = [k for f in sorted(cache.folder.glob("shard-*.parquet")) for k in pq.read_table(f)["key"].to_pylist()]
     assert len(keys) == len(set(keys)) == len(set(texts))  # every text written once, none twice
     assert engine.stats["shards"] == -(-len(set(texts)) // 32) == len(list(cache.folder.glob("shard-*.parquet")))
+
+
+def test_extraction_on_ray_gives_the_same_rows_and_each_bad_file_fails_alone(cluster, tmp_path):
+    address, _ = cluster
+    listing = corpus.list_folder(write_mixed_folder(tmp_path / "documents"))
+    here = corpus.snapshot_of(listing, 1 << 20)
+    engine = RayEngine(address=address, log=lambda m: None)
+    there = corpus.snapshot_of(listing, 1 << 20, engine)
+    pd.testing.assert_frame_equal(here, there)
+    assert engine.stats["batches"] == -(-len(listing.documents) // corpus.EXTRACTION_BATCH)
+    assert (here["status"] == "failed").sum() >= 5 and (here["status"] == "ok").sum() >= 5

@@ -17,7 +17,7 @@ from dagster import (
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
-from rag_assets.defs.resources import DatasetResource
+from rag_assets.defs.resources import ComputeResource, DatasetResource
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.extractors import EXTRACTORS
@@ -36,11 +36,13 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
         AssetCheckSpec("counts_add_up", asset="corpus_snapshot", blocking=True),
     ],
 )
-def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
-    """One row per document file: canonical text, sha256, extractor, ok or failed with a reason."""
+def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, compute: ComputeResource):
+    """One row per document file: canonical text, sha256, extractor, ok or failed with a reason.
+    Extracted here, or in batches as Ray tasks (the `compute` resource): the same rows."""
     started = time.perf_counter()
     listing = corpus.list_folder(dataset.dataset().documents_dir)
-    frame = corpus.snapshot_of(listing, dataset.max_file_mb * 2**20)
+    engine = compute.runner(context.log.info)
+    frame = corpus.snapshot_of(listing, dataset.max_file_mb * 2**20, engine)
     seconds = time.perf_counter() - started
     failed = frame[frame["status"] == "failed"]
     for row in failed.itertuples():
@@ -70,6 +72,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource):
             else MetadataValue.md("none"),
             "extraction_notes": MetadataValue.json(notes),
             "restricted_documents": int(frame["access"].notna().sum()),
+            "engine": engine.stats["engine"] if engine and engine.stats else "local",
         },
     )
     yield AssetCheckResult(

@@ -70,7 +70,7 @@ def embeddings(
     model = embedder.get()
     texts = chunk_sets["text"].tolist()
     cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
-    engine = compute.embedding_engine(context.log.info)
+    engine = compute.runner(context.log.info)
     with tqdm(desc=label("embeddings", context.partition_key), unit="chunk", leave=False) as bar:
 
         def progress(done, total):

@@ -106,16 +106,17 @@ ENGINES = ("local", "ray")
 
 
 class ComputeResource(ConfigurableResource):
-    """Where the heavy work runs: `local` (this process; the default) or `ray`: the texts the
-    embedding cache lacks are encoded in shards by a pool of Ray actors (`ray_workers`, 0 = one
-    per CPU of the cluster) that write each shard to the cache. `ray_address`: empty starts a
+    """Where the heavy work runs: `local` (this process; the default) or `ray`: documents are
+    extracted in batches as Ray tasks, and the texts the embedding cache lacks are encoded in
+    shards by a pool of Ray actors (`ray_workers`, 0 = one per CPU of the cluster) that write
+    each shard to the cache. `ray_address`: empty starts a
     Ray cluster for the run; `auto`, `host:port` or `ray://host:port` joins one."""
 
     engine: str = "local"
     ray_address: str = ""
     ray_workers: int = 0
 
-    def embedding_engine(self, log):
+    def runner(self, log):
         """None for local work; else the Ray engine, logging per-shard progress to `log`."""
         if self.engine not in ENGINES:
             raise ValueError(f"compute engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")

@@ -249,9 +249,25 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
     }
 
 
-def snapshot_of(listing: Listing, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
-    """One row per document entry of the listing, in its order (skipped entries have none)."""
-    rows = [load_document(e, listing, max_bytes) for e in listing.documents]
+EXTRACTION_BATCH = 64  # files per task when an engine spreads the extraction
+
+
+def load_documents(entries: list[FolderEntry], shared: tuple[Listing, int]) -> list[dict]:
+    """Rows of a batch of entries: what an engine's task runs."""
+    listing, max_bytes = shared
+    return [load_document(e, listing, max_bytes) for e in entries]
+
+
+def snapshot_of(listing: Listing, max_bytes: int = MAX_BYTES, engine=None) -> pd.DataFrame:
+    """One row per document entry of the listing, in its order (skipped entries have none).
+    `engine`, when given, extracts in batches elsewhere (`engine.map_batches`): the same rows,
+    as each file still fails alone, with its reason."""
+    if engine is None:
+        rows = [load_document(e, listing, max_bytes) for e in listing.documents]
+    else:
+        rows = engine.map_batches(
+            load_documents, listing.documents, EXTRACTION_BATCH, "extraction", (listing, max_bytes)
+        )
     frame = pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS)
     return frame.astype({"bytes": "Int64"})
 

@@ -1,5 +1,6 @@
-"""Encoding on a Ray cluster: the shards of texts the embedding cache lacks, spread over a pool
-of actors that each load the model once and write every shard they finish to the cache.
+"""Heavy work on a Ray cluster: extraction of files in batches as Ray tasks, and the shards of
+texts the embedding cache lacks, spread over a pool of actors that each load the model once
+and write every shard they finish to the cache.
 
 The driver sends texts and receives only a count per shard; vectors travel through the cache
 (a folder every worker can reach), never through the driver's memory. Fault tolerance is Ray's
@@ -38,6 +39,10 @@ class EmbedderSpec:
     @classmethod
     def of(cls, embedder) -> EmbedderSpec:
         return cls(str(embedder.path), embedder.name, embedder.batch_size, embedder.backend, embedder.identity)
+
+
+def _apply(fn, batch: list, shared) -> list:
+    return fn(batch, shared)
 
 
 class ShardEncoder:
@@ -99,6 +104,25 @@ class RayEngine:
         if self.workers:
             return self.workers
         return max(1, int(ray.cluster_resources().get("CPU", 1) // self.cpus_per_worker))
+
+    def map_batches(self, fn, items: list, batch_size: int, what: str, shared=None) -> list:
+        """`fn(batch, shared)` over batches of `items` as Ray tasks (retried on a lost worker),
+        the results concatenated in `items` order. `shared` is put in the object store once."""
+        import ray
+
+        self.connect()
+        task = ray.remote(max_retries=self.max_task_retries)(_apply)
+        shared_ref = ray.put(shared)
+        batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
+        pending = {task.remote(fn, batch, shared_ref): i for i, batch in enumerate(batches)}
+        results: list = [None] * len(batches)
+        t0 = time.perf_counter()
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            results[pending.pop(ready[0])] = ray.get(ready[0])
+            self.log(f"{what}: batch {len(batches) - len(pending)}/{len(batches)} done")
+        self.stats = {"engine": "ray", "batches": len(batches), "seconds": time.perf_counter() - t0}
+        return [row for batch in results for row in batch]
 
     def encode_shards(self, cache, shards: list[list[tuple[str, str]]], progress=None) -> dict:
         """Every shard encoded and in the cache, or an exception; per-shard progress to `log`."""
