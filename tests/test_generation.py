@@ -10,6 +10,7 @@ from rag_assets.answering.citations import build_context, fragment_range
 from rag_assets.answering.generation import LocalLM
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
+from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
@@ -153,28 +154,26 @@ def test_llm_relevance_is_the_log_odds_of_yes_over_no_and_ignores_padding(lm):
     assert reranker.name == "rerank-llm" and reranker.model == lm.identity and reranker.depth == 10
 
 
-def test_a_gguf_is_converted_once_into_the_model_cache_with_the_same_tensors_and_tokens(tmp_path, monkeypatch):
+def test_a_gguf_is_converted_once_into_the_model_cache_with_the_same_tensors_and_tokens(lm):
     """The folder the generator loads from holds exactly what loading the GGUF file gives, so
     the conversion changes neither answers nor identity; a second generator reuses it."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(tmp_path))
-    converted = LocalLM()
-    converted.load_weights()
-    assert converted.folder.parent == tmp_path and (converted.folder / "model.safetensors").exists()
-    made = (converted.folder / "model.safetensors").stat().st_mtime_ns
+    lm.load_weights()
+    assert lm.folder.parent == model_cache() and (lm.folder / "model.safetensors").exists()
+    made = (lm.folder / "model.safetensors").stat().st_mtime_ns
     again = LocalLM()
-    assert again.folder == converted.folder and again.identity == converted.identity
+    assert again.folder == lm.folder and again.identity == lm.identity
     assert (again.folder / "model.safetensors").stat().st_mtime_ns == made  # not converted twice
 
-    gguf = {"gguf_file": converted.path.name}
-    direct = AutoModelForCausalLM.from_pretrained(str(converted.path.parent), dtype=torch.float32, **gguf)
-    ours, theirs = converted.model.state_dict(), direct.state_dict()
+    gguf = {"gguf_file": lm.path.name}
+    direct = AutoModelForCausalLM.from_pretrained(str(lm.path.parent), dtype=torch.float32, **gguf)
+    ours, theirs = lm.model.state_dict(), direct.state_dict()
     assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
-    tokenizer = AutoTokenizer.from_pretrained(str(converted.path.parent), **gguf)
+    tokenizer = AutoTokenizer.from_pretrained(str(lm.path.parent), **gguf)
     text = "The Eiffel Tower in Paris was completed in 1889. Où est-elle? [1] 12,5 % — naïve café"
-    assert converted.tokenizer(text)["input_ids"] == tokenizer(text)["input_ids"]
+    assert lm.tokenizer(text)["input_ids"] == tokenizer(text)["input_ids"]
     turn = [{"role": "user", "content": text}]
     chat = tokenizer.apply_chat_template(turn, add_generation_prompt=True, tokenize=True, return_dict=True)
-    assert converted.prompt_ids(text) == list(chat["input_ids"])
+    assert lm.prompt_ids(text) == list(chat["input_ids"])

@@ -15,6 +15,7 @@ from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, build_schedule_context, evaluate_automation_conditions
 from servers import CLI, create_database, running_ui
 
+from rag_assets.app.instance import instance_yaml
 from rag_assets.app.serving import failed_checks, freshness_problems, stale_resolver
 from rag_assets.defs import build_definitions
 from rag_assets.defs.external_sources import record_source_versions
@@ -89,9 +90,13 @@ def test_ask_answers_from_the_postgresql_instance_and_says_when_it_cannot_reach_
     answer = json.loads(answered.stdout)
     assert answer["refused"] and answer["strategy"] == "E"
 
-    sqlite = materialised["root"] / "sqlite-data"
-    first = cli("run", "--dataset", str(materialised["dataset"]), "--data-dir", str(sqlite), "--no-llm", env=env)
-    assert first.returncode == 0, first.stderr[-2000:]
+    sqlite = materialised["root"] / "sqlite-data"  # a data dir whose history is a real SQLite instance
+    home = sqlite / "dagster_home"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text(instance_yaml(postgres=False))  # as `rag-assets run` writes it
+    with DagsterInstance.from_config(str(home)):
+        pass
+    assert (home / "history" / "runs.db").is_file()
     switched = cli("ask", question, "--data-dir", str(sqlite), "--instance-postgres", url, env=env)
     assert switched.returncode == 2 and "is in SQLite" in switched.stderr
 
