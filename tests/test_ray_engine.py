@@ -62,6 +62,10 @@ def test_a_run_on_ray_materialises_the_same_tables_as_a_local_one(cluster, tmp_p
     with DagsterInstance.from_config(str(there.dagster_home)) as instance:
         event = instance.get_latest_materialization_event(AssetKey("embeddings"))
         metadata = event.asset_materialization.metadata
+        runs = instance.get_latest_materialization_event(AssetKey("retrieval_runs")).asset_materialization
+    assert runs.metadata["engine"].value == "ray"  # query batches searched on Ray, the same tables
+    ranked = ["query_id", "strategy", "retriever", "chunk_ids", "scores", "distances"]
+    pd.testing.assert_frame_equal(*(d.read_table("retrieval_runs")[ranked] for d in (here, there)))
     assert metadata["engine"].value == "ray" and metadata["workers"].value == 2
     assert metadata["shards"].value == -(-len(b) // 256) and metadata["restarts"].value == 0
     assert len(metadata["chunks_per_second_per_worker"].value) == 2

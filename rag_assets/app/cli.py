@@ -401,8 +401,8 @@ def parser() -> argparse.ArgumentParser:
     }
     engine_option = {
         "choices": ("local", "ray"),
-        "help": "where embeddings are computed: local (this process) or ray (shards encoded by a pool of "
-        "Ray workers, the same vectors); default: $RAG_ASSETS_ENGINE, else local",
+        "help": "where the heavy work runs: local (this process) or ray (extraction and query batches as Ray "
+        "tasks, embeddings by a pool of Ray workers; the same results); default: $RAG_ASSETS_ENGINE, else local",
     }
     address_option = {
         "metavar": "ADDR",

@@ -12,7 +12,13 @@ from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import ALL_STRATEGIES, LazyTables, all_strategies_lazily, decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY
-from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
+from rag_assets.defs.resources import (
+    ComputeResource,
+    DataDirResource,
+    EmbedderResource,
+    GeneratorResource,
+    RetrievalSettings,
+)
 from rag_assets.evaluation import comparisons, metric_tables, plots, significance, significance_markdown
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
@@ -20,7 +26,7 @@ from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.ground_truth import Sample
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
-from rag_assets.retrieval.search import ChunkIndex, run_queries
+from rag_assets.retrieval.search import ChunkIndex, run_queries, run_queries_on
 
 
 @asset(
@@ -36,14 +42,17 @@ def retrieval_runs(
     embedder: EmbedderResource,
     retrieval: RetrievalSettings,
     generator: GeneratorResource,
+    compute: ComputeResource,
     data_dir: DataDirResource,
     ground_truth: pd.DataFrame,
     chunk_sets: LazyTables,
     embeddings: LazyTables,
 ):
     """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
-    Strategies are read and searched one at a time. The opt-in LLM reranker runs on the serving
-    strategy only, for a fixed sample of answerable questions."""
+    Strategies are read and searched one at a time; with the Ray engine, a strategy's queries
+    are searched in batches as Ray tasks (the same rows), unless a reranker runs on it. The
+    opt-in LLM reranker runs on the serving strategy only, for a fixed sample of answerable
+    questions."""
     model = embedder.get()
     queries = ground_truth[["query_id", "query"]]
     encode_ms, vectors = [], []
@@ -71,6 +80,7 @@ def retrieval_runs(
         except FileNotFoundError as exc:
             llm_status = f"off: {exc}"
     context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
+    engine = compute.runner(context.log.info)
     frames, stamps = [], {}
     for strategy in strategies:
         chunks = chunk_sets[strategy]()
@@ -84,16 +94,19 @@ def retrieval_runs(
         )
         del chunks
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
-        frames.append(
-            run_queries(
-                index,
-                queries,
-                query_vectors,
-                encode_ms,
-                rerankers,
-                rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])},
+        if engine and not rerankers:  # a reranker's model stays in this process: so does its strategy
+            frames.append(run_queries_on(engine, index, queries, query_vectors, encode_ms))
+        else:
+            frames.append(
+                run_queries(
+                    index,
+                    queries,
+                    query_vectors,
+                    encode_ms,
+                    rerankers,
+                    rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])},
+                )
             )
-        )
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
     for stamp in ("corpus_hash", "chunker"):  # provenance, as each chunk set recorded it
@@ -115,6 +128,7 @@ def retrieval_runs(
             "rerank": rerank_status,
             "rerank_llm": llm_status,
             "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
+            "engine": "ray" if engine else "local",
             "latency_ms": MetadataValue.json(latency),
         },
     )

@@ -67,12 +67,16 @@ class BM25Settings:
 
 class Tokenizer:
     def __init__(self, analyzer: str = DEFAULT_ANALYZER):
+        self.analyzer = analyzer
         self.stopwords, algorithm, self.possessives = ANALYZERS[analyzer]
         self.stemmer = None
         if algorithm:
             import Stemmer
 
             self.stemmer = Stemmer.Stemmer(algorithm)
+
+    def __reduce__(self):  # the stemmer cannot be pickled: an engine's worker builds its own
+        return Tokenizer, (self.analyzer,)
 
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text).lower()

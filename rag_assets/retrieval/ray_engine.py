@@ -1,5 +1,5 @@
-"""Heavy work on a Ray cluster: extraction of files in batches as Ray tasks, and the shards of
-texts the embedding cache lacks, spread over a pool of actors that each load the model once
+"""Heavy work on a Ray cluster: extraction of files and search of queries in batches as Ray
+tasks (`map_batches`), and the shards of texts the embedding cache lacks, spread over a pool of actors that each load the model once
 and write every shard they finish to the cache.
 
 The driver sends texts and receives only a count per shard; vectors travel through the cache

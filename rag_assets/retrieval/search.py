@@ -184,3 +184,28 @@ def run_queries(
             tail = [math.nan] * (len(h_rows) - len(shortlist))
             row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+QUERY_BATCH = 128  # queries per task when an engine spreads retrieval
+
+
+def run_queries_on(
+    engine,
+    index: ChunkIndex,
+    queries: pd.DataFrame,
+    query_vectors: np.ndarray,
+    encode_ms: np.ndarray,
+) -> pd.DataFrame:
+    """`run_queries` (no rerankers, every chunk visible) over batches of queries through
+    `engine.map_batches`: the index is shipped once, and the rows come back in query order."""
+    shared = (index, queries.reset_index(drop=True), query_vectors, encode_ms)
+    frames = engine.map_batches(
+        _query_batch, list(range(len(queries))), QUERY_BATCH, f"retrieval[{index.strategy}]", shared
+    )
+    return pd.concat(frames, ignore_index=True) if frames else run_queries(index, queries, query_vectors, encode_ms)
+
+
+def _query_batch(positions: list[int], shared) -> list[pd.DataFrame]:
+    index, queries, query_vectors, encode_ms = shared
+    rows = np.asarray(positions, dtype=np.int64)
+    return [run_queries(index, queries.iloc[rows], query_vectors[rows], encode_ms[rows])]
