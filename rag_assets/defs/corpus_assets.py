@@ -72,7 +72,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, co
             else MetadataValue.md("none"),
             "extraction_notes": MetadataValue.json(notes),
             "restricted_documents": int(frame["access"].notna().sum()),
-            "engine": engine.stats["engine"] if engine and engine.stats else "local",
+            "engine": "ray" if engine else "local",
         },
     )
     yield AssetCheckResult(

@@ -79,10 +79,9 @@ def embeddings(
 
         vectors, stats = cache.encode(texts, progress, engine)
     context.log.info(f"{stats.encoded} texts encoded, {stats.hits} from the cache ({stats.hit_rate:.0%})")
-    spread = {"engine": "local"}
+    spread = {"engine": "ray" if engine else "local"}
     if engine and engine.stats:  # what the Ray pool did (nothing when every text was cached)
-        spread = {
-            "engine": "ray",
+        spread |= {
             **{k: MetadataValue.int(engine.stats[k]) for k in ("workers", "shards", "restarts")},
             "retried_shards_already_written": MetadataValue.int(engine.stats["retried_shards_already_written"]),
             "chunks_per_second_per_worker": MetadataValue.json(

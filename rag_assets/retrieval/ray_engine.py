@@ -1,6 +1,6 @@
 """Heavy work on a Ray cluster: extraction of files and search of queries in batches as Ray
-tasks (`map_batches`), and the shards of texts the embedding cache lacks, spread over a pool of actors that each load the model once
-and write every shard they finish to the cache.
+tasks (`map_batches`), and the shards of texts the embedding cache lacks, spread over a pool of
+actors that each load the model once and write every shard they finish to the cache.
 
 The driver sends texts and receives only a count per shard; vectors travel through the cache
 (a folder every worker can reach), never through the driver's memory. Fault tolerance is Ray's
@@ -121,7 +121,7 @@ class RayEngine:
             ready, _ = ray.wait(list(pending), num_returns=1)
             results[pending.pop(ready[0])] = ray.get(ready[0])
             self.log(f"{what}: batch {len(batches) - len(pending)}/{len(batches)} done")
-        self.stats = {"engine": "ray", "batches": len(batches), "seconds": time.perf_counter() - t0}
+        self.stats = {"batches": len(batches), "seconds": time.perf_counter() - t0}
         return [row for batch in results for row in batch]
 
     def encode_shards(self, cache, shards: list[list[tuple[str, str]]], progress=None) -> dict:
@@ -165,7 +165,6 @@ class RayEngine:
                 ray.kill(a)
         seconds = time.perf_counter() - t0
         self.stats = {
-            "engine": "ray",
             "workers": size,
             "worker_processes": len(per_pid),
             "restarts": sum(w["restarted"] for w in per_pid.values()),  # each restart is a new process
