@@ -26,11 +26,11 @@ CLEAN_ENV = {"DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET"
 
 @pytest.fixture(scope="module")
 def cluster():
-    with ray_cluster(cpus=2) as (address, group):
-        yield address, group
     import ray
 
-    ray.shutdown()
+    with ray_cluster(cpus=2) as (address, group):
+        yield address, group
+        ray.shutdown()  # this process's driver leaves before its cluster stops
 
 
 @pytest.fixture(scope="module")
