@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from mixed_folder import write_mixed_folder
-from servers import CLI, descendants, ray_cluster
+from servers import CLI, descendants, free_port, ray_cluster
 
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
@@ -105,3 +105,12 @@ def test_extraction_on_ray_gives_the_same_rows_and_each_bad_file_fails_alone(clu
     pd.testing.assert_frame_equal(here, there)
     assert engine.stats["batches"] == -(-len(listing.documents) // corpus.EXTRACTION_BATCH)
     assert (here["status"] == "failed").sum() >= 5 and (here["status"] == "ok").sum() >= 5
+
+
+def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
+    """ray.init would wait minutes on it; the CLI refuses before anything starts."""
+    address = f"127.0.0.1:{free_port()}"
+    arguments = ["run", "--data-dir", str(tmp_path / "data"), "--engine", "ray", "--ray-address", address]
+    refused = subprocess.run([*CLI, *arguments], env={**os.environ, **CLEAN_ENV}, capture_output=True, text=True)
+    assert refused.returncode == 2 and f"no Ray cluster answers at {address}" in refused.stderr
+    assert not (tmp_path / "data" / "dagster_home").exists()  # nothing started

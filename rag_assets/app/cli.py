@@ -90,6 +90,13 @@ def _compute(args: argparse.Namespace):
 
         if importlib.util.find_spec("ray") is None:
             raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'")
+        if compute.ray_address:
+            from rag_assets.retrieval.ray_engine import check_reachable
+
+            try:
+                check_reachable(compute.ray_address)
+            except ConnectionError as exc:
+                raise CommandError(str(exc)) from None
     return compute
 
 
@@ -139,8 +146,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
+    compute = _compute(args)  # refused before anything is written; before the definitions read the environment
     data_dir = _data_dir(args, dataset.root)
-    compute = _compute(args)  # before the definitions module reads the environment
     warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
 

@@ -73,8 +73,8 @@ def instance_kind(home: Path) -> str | None:
     config = home / "dagster.yaml"
     if not config.is_file():
         return None
-    storage = (yaml.safe_load(config.read_text()) or {}).get("storage") or {}
-    return "postgres" if "postgres" in storage else "sqlite"
+    configured = (yaml.safe_load(config.read_text()) or {}).get("storage") or {}
+    return "postgres" if "postgres" in configured else "sqlite"
 
 
 def check_instance(home: Path, postgres: str | None) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,18 @@ class EmbedderSpec:
     @classmethod
     def of(cls, embedder) -> EmbedderSpec:
         return cls(str(embedder.path), embedder.name, embedder.batch_size, embedder.backend, embedder.identity)
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse at once a cluster address nothing answers on (`ray.init` would wait minutes);
+    `auto` is left to Ray."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        raise ConnectionError(f"no Ray cluster answers at {address}: {exc}") from None
 
 
 def _apply(fn, batch: list, shared) -> list:
@@ -91,6 +104,7 @@ class RayEngine:
         if ray.is_initialized():
             return
         if self.address:
+            check_reachable(self.address)
             ray.init(address=self.address, log_to_driver=False)
             return
         os.environ.setdefault("RAY_AUTH_MODE", "token")
