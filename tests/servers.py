@@ -14,6 +14,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+from rag_assets.locking import process_alive, process_start
+
 CLI = [sys.executable, "-m", "rag_assets.app.cli"]
 
 
@@ -159,7 +161,7 @@ def ray_cluster(cpus: int = 2):
             time.sleep(0.5)
         yield address, head.pid
     finally:
-        workers = descendants(head.pid)  # Ray's workers start sessions of their own
+        workers = {pid: process_start(pid) for pid in descendants(head.pid)}  # in sessions of their own
         for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
             if not group_alive(head.pid):
                 break
@@ -169,7 +171,7 @@ def ray_cluster(cpus: int = 2):
                 time.sleep(0.5)
         head.wait(timeout=5)
         deadline = time.time() + 10
-        while (left := [p for p in workers if _alive(p)]) and time.time() < deadline:
+        while (left := [p for p, start in workers.items() if process_alive(p, start)]) and time.time() < deadline:
             time.sleep(0.5)
         for pid in left:
             os.kill(pid, signal.SIGKILL)
@@ -192,12 +194,3 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 stack.append(child)
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"

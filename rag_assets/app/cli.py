@@ -75,11 +75,11 @@ def _compute(args: argparse.Namespace):
     $RAG_ASSETS_RAY_ADDRESS (exported, so the UI's runs see the same)."""
     from rag_assets.defs.resources import compute_from_env
 
-    if getattr(args, "ray_address", None) and (args.engine or os.environ.get("RAG_ASSETS_ENGINE")) != "ray":
+    if args.ray_address and (args.engine or os.environ.get("RAG_ASSETS_ENGINE")) != "ray":
         raise CommandError("--ray-address needs --engine ray")
     if args.engine:
         os.environ["RAG_ASSETS_ENGINE"] = args.engine
-    if getattr(args, "ray_address", None):
+    if args.ray_address:
         os.environ["RAG_ASSETS_RAY_ADDRESS"] = args.ray_address
     try:
         compute = compute_from_env()

@@ -107,10 +107,10 @@ ENGINES = ("local", "ray")
 
 class ComputeResource(ConfigurableResource):
     """Where the heavy work runs: `local` (this process; the default) or `ray`: documents are
-    extracted and queries searched in batches as Ray tasks, and the texts the embedding cache lacks are encoded in
-    shards by a pool of Ray actors (`ray_workers`, 0 = one per CPU of the cluster) that write
-    each shard to the cache. `ray_address`: empty starts a
-    Ray cluster for the run; `auto`, `host:port` or `ray://host:port` joins one."""
+    extracted and queries searched in batches as Ray tasks, and the texts the embedding cache
+    lacks are encoded in shards by a pool of Ray actors (`ray_workers`, 0 = one per CPU of the
+    cluster) that write each shard to the cache. `ray_address`: empty starts a Ray cluster for
+    the run; `auto`, `host:port` or `ray://host:port` joins one."""
 
     engine: str = "local"
     ray_address: str = ""

@@ -79,7 +79,7 @@ class ShardEncoder:
         return {
             "pid": self.pid,
             "restarted": ray.get_runtime_context().was_current_actor_reconstructed,
-            "texts": 0 if written else len(texts),
+            "texts": len(texts),
             "seconds": time.perf_counter() - t0,
             "already_written": written,
         }
@@ -130,12 +130,11 @@ class RayEngine:
         batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
         pending = {task.remote(fn, batch, shared_ref): i for i, batch in enumerate(batches)}
         results: list = [None] * len(batches)
-        t0 = time.perf_counter()
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             results[pending.pop(ready[0])] = ray.get(ready[0])
             self.log(f"{what}: batch {len(batches) - len(pending)}/{len(batches)} done")
-        self.stats = {"batches": len(batches), "seconds": time.perf_counter() - t0}
+        self.stats = {"batches": len(batches)}
         return [row for batch in results for row in batch]
 
     def encode_shards(self, cache, shards: list[list[tuple[str, str]]], progress=None) -> dict:
@@ -151,7 +150,6 @@ class RayEngine:
         spec = EmbedderSpec.of(cache.embedder)
         root = str(cache.folder.parent)
         actors = [actor.remote(spec, root, self.cpus_per_worker) for _ in range(size)]
-        t0 = time.perf_counter()
         per_pid: dict[int, dict] = {}
         done_texts = already = 0
         total = sum(len(s) for s in shards)
@@ -161,30 +159,28 @@ class RayEngine:
             )
             for i, result in enumerate(results, start=1):
                 worker = per_pid.setdefault(
-                    result["pid"], {"shards": 0, "texts": 0, "seconds": 0.0, "restarted": result["restarted"]}
+                    result["pid"], {"texts": 0, "seconds": 0.0, "restarted": result["restarted"]}
                 )
-                already += result["already_written"]
-                worker["shards"] += 1
-                worker["texts"] += result["texts"]
-                worker["seconds"] += result["seconds"]
+                if result["already_written"]:  # a retried shard: in the cache, encoded by nobody now
+                    already += 1
+                else:
+                    worker["texts"] += result["texts"]
+                    worker["seconds"] += result["seconds"]
                 done_texts += result["texts"]
                 self.log(
                     f"shard {i}/{len(shards)} done by worker pid {result['pid']}: {result['texts']} texts"
                     f" in {result['seconds']:.1f} s" + (" (already in the cache)" if result["already_written"] else "")
                 )
                 if progress:
-                    progress(min(done_texts, total), total)
+                    progress(done_texts, total)
         finally:
             for a in actors:
                 ray.kill(a)
-        seconds = time.perf_counter() - t0
         self.stats = {
             "workers": size,
-            "worker_processes": len(per_pid),
             "restarts": sum(w["restarted"] for w in per_pid.values()),  # each restart is a new process
             "retried_shards_already_written": already,
             "shards": len(shards),
-            "seconds": seconds,
             "chunks_per_second_per_worker": {
                 str(pid): (w["texts"] / w["seconds"] if w["seconds"] else 0.0) for pid, w in per_pid.items()
             },
