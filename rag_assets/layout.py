@@ -10,18 +10,25 @@
 <data dir>/dagster_home/                             the Dagster instance (run history)
 <data dir>/.rag-assets.lock                          the writers' lock
 
+The data dir may be any fsspec URL (`s3://bucket/prefix`): then every path above is a UPath
+under it (see `storage` for how each is written), except the Dagster home and the lock, which
+are this machine's (`instance_homes()/<hash of the URL>/`): such a data dir keeps its run
+history in PostgreSQL, and SQLite's files cannot live on object storage.
+
 Models built from packaged weights (the int8 encoder, the generator converted from GGUF) are
 kept per machine, outside any data dir: see `model_cache`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
+
+from rag_assets import storage
 
 
 def model_cache() -> Path:
@@ -31,18 +38,34 @@ def model_cache() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "rag_assets" / "models"
 
 
+def instance_homes() -> Path:
+    """Where the Dagster homes of data dirs on object storage are kept on this machine:
+    $RAG_ASSETS_STATE_DIR, else ~/.local/state/rag_assets/dagster_homes. A home there holds
+    its dagster.yaml and local logs; the run history itself is in PostgreSQL."""
+    configured = os.environ.get("RAG_ASSETS_STATE_DIR")
+    return Path(configured) if configured else Path.home() / ".local" / "state" / "rag_assets" / "dagster_homes"
+
+
 @dataclass(frozen=True)
 class DataDir:
-    root: Path
+    root: storage.AnyPath  # a local folder (absolute) or a UPath on object storage
 
     def __post_init__(self):
-        object.__setattr__(self, "root", Path(self.root))
+        object.__setattr__(self, "root", storage.as_path(self.root))
 
     @property
-    def assets(self) -> Path:
+    def remote(self) -> bool:
+        return storage.is_remote(self.root)
+
+    def relative(self, path: storage.AnyPath) -> str:
+        """`path` relative to the data dir, as metadata records it (the data dir may move)."""
+        return path.relative_to(self.root).as_posix()
+
+    @property
+    def assets(self) -> storage.AnyPath:
         return self.root / "assets"
 
-    def table(self, asset: str, partition: str | None = None) -> Path:
+    def table(self, asset: str, partition: str | None = None) -> storage.AnyPath:
         """The Parquet file of an asset (the IO manager's layout)."""
         return self.assets / asset / f"{partition}.parquet" if partition else self.assets / f"{asset}.parquet"
 
@@ -50,30 +73,33 @@ class DataDir:
         path = self.table(asset, partition)
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing")
-        return pq.read_table(path).to_pandas()
+        return storage.read_parquet(path).to_pandas()
 
-    def bm25(self, strategy: str) -> Path:
+    def bm25(self, strategy: str) -> storage.AnyPath:
         return self.assets / "bm25_index" / strategy
 
-    def hnsw(self, strategy: str) -> Path:
+    def hnsw(self, strategy: str) -> storage.AnyPath:
         return self.assets / "hnsw_index" / f"{strategy}.faiss"
 
     @property
-    def history(self) -> Path:
+    def history(self) -> storage.AnyPath:
         return self.assets / "evaluation_history"
 
     @property
-    def reports(self) -> Path:
+    def reports(self) -> storage.AnyPath:
         return self.root / "reports"
 
     @property
-    def embedding_cache(self) -> Path:
+    def embedding_cache(self) -> storage.AnyPath:
         return self.root / "cache" / "embeddings"
 
     @property
     def dagster_home(self) -> Path:
+        if self.remote:
+            return instance_homes() / hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
         return self.root / "dagster_home"
 
     @property
     def lock(self) -> Path:
-        return self.root / ".rag-assets.lock"
+        """A local file: on object storage, the lock of this machine's home for the data dir."""
+        return (self.dagster_home if self.remote else self.root) / ".rag-assets.lock"

@@ -8,8 +8,9 @@ UI) take nothing.
 
 The lock is an flock(2) lock: the kernel drops it when its holder exits, SIGKILL included,
 so a dead holder can never block anyone. Its record stays behind; the next holder finds it
-and reports the lock it took over as stale. Local file systems only: an object-store data
-dir has no such lock.
+and reports the lock it took over as stale. Object storage has no such lock: a data dir there
+is locked through a file in this machine's home for it (see `DataDir.lock`), which keeps two
+writers on one machine apart but not two writers on two machines.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ class _Held:
 _held: dict[str, _Held] = {}  # lock file -> what this process holds
 
 
-def _lock_file(data_dir: Path) -> str:
-    return str(DataDir(Path(data_dir).resolve()).lock)
+def _lock_file(data_dir) -> str:
+    return str(DataDir(data_dir).lock)
 
 
 def _record(fd: int) -> dict | None:
@@ -112,7 +113,7 @@ def exclusive(data_dir: Path, command: str):
         record = _record(fd)
         if not held:
             os.close(fd)
-        raise DataDirBusy(f"the data dir {Path(data_dir)} is in use: {describe_holder(record)}")
+        raise DataDirBusy(f"the data dir {data_dir} is in use: {describe_holder(record)}")
     stale = _record(fd)
     if stale and stale.get("pid") == os.getpid():
         stale = None
@@ -150,5 +151,5 @@ def shared(data_dir: Path) -> None:
     if not _flock(fd, fcntl.LOCK_SH):
         record = _record(fd)
         os.close(fd)
-        raise DataDirBusy(f"the data dir {Path(data_dir)} is in use: {describe_holder(record)}")
+        raise DataDirBusy(f"the data dir {data_dir} is in use: {describe_holder(record)}")
     _held[path] = _Held(fd, fcntl.LOCK_SH)

@@ -149,3 +149,13 @@ def postgres():
 
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """moto's S3 server for this test session (servers.py), with a bucket `rag-assets`: yields
+    the environment (endpoint, dummy credentials) a process needs to reach it."""
+    from servers import s3_server
+
+    with s3_server() as env:
+        yield env

@@ -1,4 +1,5 @@
-"""Servers the tests start and stop themselves, on loopback: PostgreSQL 15 and `rag-assets ui`."""
+"""Servers the tests start and stop themselves, on loopback: PostgreSQL 15, a Ray head, moto's S3
+server and `rag-assets ui`."""
 
 from __future__ import annotations
 
@@ -130,16 +131,17 @@ def running_ui(arguments: list[str], env: dict[str, str]):
 
 
 @contextmanager
-def ray_cluster(cpus: int = 2):
+def ray_cluster(cpus: int = 2, env: dict[str, str] | None = None):
     """A Ray head node of the tests' own (`ray start --head --block` in its own process group,
     dashboard off, no usage reporting, its files in a temporary folder); yields its address and
     stops the group it started, never another Ray on the machine. Ray's ports listen on every
-    interface whatever it is told; only its dashboard could be held to loopback. Yields
-    (address, process group of the cluster's processes)."""
+    interface whatever it is told; only its dashboard could be held to loopback. Its workers
+    inherit `env` (how a real cluster's nodes get their object-storage endpoint and credentials).
+    Yields (address, process group of the cluster's processes)."""
     ray = str(Path(sys.executable).parent / "ray")
     folder = Path(tempfile.mkdtemp(prefix="rag-assets-ray-"))
     port = free_port()
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **(env or {}), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     head = subprocess.Popen(
         [ray, "start", "--head", "--block", "--port", str(port), "--num-cpus", str(cpus)]
         + ["--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(folder)]
@@ -194,3 +196,38 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 stack.append(child)
     return found
+
+
+@contextmanager
+def s3_server():
+    """moto's standalone S3 server of the tests' own, on a free loopback port, in its own
+    process group, stopped after; with a bucket `rag-assets`. Yields the environment that
+    points boto and s3fs at it (endpoint and dummy credentials), for this process or a child."""
+    port = free_port()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                urllib.request.urlopen(env["AWS_ENDPOINT_URL"], timeout=2).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.2)
+        urllib.request.urlopen(urllib.request.Request(f"{env['AWS_ENDPOINT_URL']}/rag-assets", method="PUT")).close()
+        yield env
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=10)

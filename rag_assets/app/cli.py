@@ -108,9 +108,9 @@ def _postgres(args: argparse.Namespace) -> str | None:
         raise CommandError(str(exc)) from None
 
 
-def _data_dir(args: argparse.Namespace, dataset: Path) -> Path:
+def _data_dir(args: argparse.Namespace, dataset: Path):
     try:
-        return use_data_dir(Path(args.data_dir), dataset, _postgres(args))
+        return use_data_dir(args.data_dir, dataset, _postgres(args))
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -132,9 +132,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     dataset = _dataset(args.dataset)
     strategies = _strategies(args.strategies)
-    command = "rag-assets run --data-dir " + str(Path(args.data_dir).resolve())
+    data_dir = DataDir(args.data_dir).root
+    command = f"rag-assets run --data-dir {data_dir}"
     try:
-        with locking.exclusive(Path(args.data_dir), command) as stale:
+        with locking.exclusive(data_dir, command) as stale:
             if stale:
                 print(
                     f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
@@ -237,14 +238,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
     import logging
 
     dataset = _dataset(args.dataset)
-    data_dir = Path(args.data_dir).resolve()
-    home = DataDir(data_dir).dagster_home
-    if not (home / "dagster.yaml").is_file():
+    layout, postgres = DataDir(args.data_dir), _postgres(args)
+    data_dir, home = layout.root, layout.dagster_home
+    if not layout.remote and not (home / "dagster.yaml").is_file():
         raise CommandError(
             f"nothing has been materialised in {data_dir}: run `rag-assets run --data-dir {args.data_dir}` first"
         )
     try:
-        check_instance(home, _postgres(args))
+        if layout.remote:  # its history is in PostgreSQL; its home is this machine's, made here if new
+            use_data_dir(data_dir, dataset.root, postgres)
+        check_instance(home, postgres)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))
@@ -355,7 +358,7 @@ def cmd_export_trec(args: argparse.Namespace) -> int:
     """TREC run files and qrels from a materialised data dir (read only)."""
     from rag_assets.evaluation import trec
 
-    layout = DataDir(Path(args.data_dir).resolve())
+    layout = DataDir(args.data_dir)
     try:
         runs, truth = layout.read_table("retrieval_runs"), layout.read_table("ground_truth")
         strategies = sorted(set(runs["strategy"]) if not args.strategy else {args.strategy})

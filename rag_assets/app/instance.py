@@ -93,12 +93,32 @@ def check_instance(home: Path, postgres: str | None) -> None:
         os.environ[POSTGRES_ENV] = postgres
 
 
-def use_data_dir(data_dir: Path, dataset: Path, postgres: str | None = None) -> Path:
-    """Point Dagster at `<data dir>/dagster_home` so run history survives the process (in SQLite
+def check_reachable(layout: DataDir) -> None:
+    """Refuse at once a data dir on object storage whose bucket cannot be reached."""
+    if not layout.remote:
+        return
+    bucket = layout.root.path.split("/", 1)[0]
+    try:
+        found = layout.root.fs.exists(bucket)
+    except Exception as exc:
+        raise ValueError(f"cannot reach the data dir {layout.root}: {type(exc).__name__}: {exc}") from None
+    if not found:
+        raise ValueError(f"the data dir {layout.root} is in a bucket that does not exist or is not visible: {bucket}")
+
+
+def use_data_dir(data_dir: str | Path, dataset: Path, postgres: str | None = None):
+    """Point Dagster at the data dir's home so run history survives the process (in SQLite
     there, or in PostgreSQL when `postgres` is a URL), and export the paths so `dg dev` started
-    from the same shell sees the same data."""
-    data_dir = data_dir.resolve()
-    home = DataDir(data_dir).dagster_home
+    from the same shell sees the same data. A data dir on object storage needs PostgreSQL: its
+    home is this machine's (see `DataDir.dagster_home`), and the history must be everyone's."""
+    layout = DataDir(data_dir)
+    if layout.remote and postgres is None:
+        raise InstanceMismatch(
+            f"a data dir on object storage ({layout.root}) keeps its run history in PostgreSQL: "
+            f"give --instance-postgres URL or set {POSTGRES_ENV}"
+        )
+    check_reachable(layout)
+    home = layout.dagster_home
     check_instance(home, postgres)
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
@@ -110,9 +130,9 @@ def use_data_dir(data_dir: Path, dataset: Path, postgres: str | None = None) -> 
         nux.parent.mkdir(exist_ok=True)
         nux.write_text("seen: 1\n")
     os.environ["DAGSTER_HOME"] = str(home)
-    os.environ["RAG_ASSETS_DATA_DIR"] = str(data_dir)
+    os.environ["RAG_ASSETS_DATA_DIR"] = str(layout.root)
     os.environ["RAG_ASSETS_DATASET"] = str(dataset.resolve())
-    return data_dir
+    return layout.root
 
 
 PID_TAG, START_TAG = "rag_assets/pid", "rag_assets/process_start"

@@ -80,7 +80,7 @@ RUN_JOBS = [
 
 
 def build_definitions(
-    data_dir: Path | None = None,
+    data_dir: Path | str | None = None,
     dataset_dir: Path | None = None,
     full_ground_truth: bool = False,
     embedder: EmbedderResource | None = None,
@@ -94,7 +94,7 @@ def build_definitions(
     turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions."""
     if rerank_llm and not llm:
         raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
-    data_dir = Path(data_dir or data_dir_from_env())
+    data_dir = DataDir(data_dir or data_dir_from_env()).root
     return Definitions(
         assets=[*SOURCES, *ASSETS],
         sensors=[source_versions_sensor, automation_sensor],

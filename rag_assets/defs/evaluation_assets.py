@@ -232,9 +232,7 @@ def significance_report(
             "report": MetadataValue.md(
                 markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
             ),
-            "report_path": MetadataValue.path(
-                (out / "significance_report.md").relative_to(data_dir.layout.root).as_posix()
-            ),
+            "report_path": MetadataValue.path(data_dir.layout.relative(out / "significance_report.md")),
             "not_compared": MetadataValue.json(skipped),
         },
     )

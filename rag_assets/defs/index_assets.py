@@ -144,7 +144,7 @@ def bm25_index(
     index.save(path)
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),  # the data dir may move
+            "path": MetadataValue.path(data_dir.layout.relative(path)),
             "settings": MetadataValue.json(vars(settings)),
             "documents": index.n_docs,
             "vocabulary": index.vocabulary_size,
@@ -208,7 +208,7 @@ def hnsw_index(
         pd.DataFrame([row]),
         metadata={
             "built": True,
-            "file": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),
+            "file": MetadataValue.path(data_dir.layout.relative(path)),
             "recall_at_10": decimals(recall[10]) if queries else None,
             "recall_at_100": decimals(recall[100]) if queries else None,
             "recall_queries": len(queries),

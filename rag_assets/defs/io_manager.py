@@ -1,16 +1,14 @@
 """Parquet materialisations through one UPath-based IO manager.
 
 Layout: `<base>/<asset>.parquet`, and `<base>/<asset>/<partition>.parquet` for
-partitioned assets; `base` may be any fsspec URL (`s3://...`). Local writes go to a
-temporary file renamed into place, so a killed run leaves the previous file readable.
+partitioned assets; `base` may be any fsspec URL (`s3://...`). Every write goes through
+`storage`, so a killed run leaves the previous file readable, locally and on object storage.
 """
 
 from functools import partial
-from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from dagster import (
     ConfigurableIOManagerFactory,
     InputContext,
@@ -73,8 +71,7 @@ def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None
 
 
 def _read(path: UPath) -> pd.DataFrame:
-    with path.open("rb") as fh:
-        return pq.read_table(fh).to_pandas()
+    return storage.read_parquet(path).to_pandas()
 
 
 class ParquetIOManager(UPathIOManager):
@@ -83,13 +80,8 @@ class ParquetIOManager(UPathIOManager):
     extension = ".parquet"
 
     def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path: UPath) -> None:
-        table = pa.Table.from_pandas(obj, preserve_index=False)
-        if path.protocol in ("", "file", "local"):
-            locking.shared(Path(self._base_path.path).parent)  # the data dir: never beside an exclusive writer
-            storage.write_parquet(Path(path.path), table)
-        else:
-            with path.open("wb") as fh:
-                pq.write_table(table, fh)
+        locking.shared(self._base_path.parent)  # the data dir: never beside an exclusive writer
+        storage.write_parquet(path, pa.Table.from_pandas(obj, preserve_index=False))
 
     def load_from_path(self, context: InputContext, path: UPath):
         """The table; for an input whose metadata sets LAZY_KEY, a function that reads it (its
@@ -102,11 +94,11 @@ class ParquetIOManager(UPathIOManager):
 
     def get_metadata(self, context: OutputContext, obj: pd.DataFrame) -> dict:
         """The table's metadata, and its `path` relative to the data dir (it may move)."""
-        root = UPath(self._base_path).parent
+        layout = DataDir(self._base_path.parent)
         partition = context.asset_partition_key if context.has_asset_partitions else None
-        relative = DataDir(Path(root.path)).table(context.asset_key.to_user_string(), partition).relative_to(root.path)
+        relative = layout.relative(layout.table(context.asset_key.to_user_string(), partition))
         preview = (context.definition_metadata or {}).get(PREVIEW_KEY)
-        return {**table_metadata(obj, preview), "path": MetadataValue.path(relative.as_posix())}
+        return {**table_metadata(obj, preview), "path": MetadataValue.path(relative)}
 
 
 class ParquetIOManagerFactory(ConfigurableIOManagerFactory):

@@ -70,7 +70,7 @@ def evaluation_history(
     )
     return MaterializeResult(
         metadata={
-            "entry": MetadataValue.path(path.relative_to(data_dir.layout.root).as_posix()),
+            "entry": MetadataValue.path(data_dir.layout.relative(path)),
             "entries": len(history.entries(data_dir.layout.history)),
             **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
         }
@@ -88,8 +88,8 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
     """The newest evaluation against the previous one, on the questions both evaluated, with
     what changed in between named beside each verdict: paired sign tests by question, Holm."""
     entries = history.entries(data_dir.layout.history)
-    current = pd.read_parquet(entries[-1]) if entries else None
-    previous = pd.read_parquet(entries[-2]) if len(entries) > 1 else None
+    current = history.read(entries[-1]) if entries else None
+    previous = history.read(entries[-2]) if len(entries) > 1 else None
     if previous is None:
         why = (
             "the history holds no evaluation yet" if current is None else "this is the first evaluation of the history"

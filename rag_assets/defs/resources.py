@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from rag_assets import locking
+from rag_assets import locking, storage
 from rag_assets.answering import refusal
 from rag_assets.answering.answerer import SERVING_STRATEGY, serving_strategy
 from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
@@ -22,8 +22,9 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
 LLM_RERANK_SAMPLE = 30  # answerable questions the opt-in LLM reranker scores
 
 
-def data_dir_from_env() -> Path:
-    return Path(os.environ.get("RAG_ASSETS_DATA_DIR", DEFAULT_DATA_DIR)).resolve()
+def data_dir_from_env():
+    """$RAG_ASSETS_DATA_DIR (a folder or an fsspec URL), else the project's data/."""
+    return storage.as_path(os.environ.get("RAG_ASSETS_DATA_DIR", DEFAULT_DATA_DIR))
 
 
 def dataset_from_env() -> Path:
@@ -56,11 +57,11 @@ class DataDirResource(ConfigurableResource):
     root: str
 
     def setup_for_execution(self, context) -> None:
-        locking.shared(Path(self.root))
+        locking.shared(self.root)
 
     @property
     def layout(self) -> DataDir:
-        return DataDir(Path(self.root))
+        return DataDir(self.root)
 
 
 class EmbedderResource(ConfigurableResource):

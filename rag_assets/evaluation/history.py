@@ -31,7 +31,7 @@ def append(
         entry[key] = provenance[key]
     entry["run_id"] = run_id
     entry["evaluated_at"] = when.isoformat()
-    path = Path(folder) / f"date={when:%Y-%m-%d}" / f"{when:%H%M%S%f}-{run_id[:8]}.parquet"
+    path = folder / f"date={when:%Y-%m-%d}" / f"{when:%H%M%S%f}-{run_id[:8]}.parquet"
     if documents is not None:
         storage.write_parquet(_manifest(path), documents[["document_id", "sha256"]].reset_index(drop=True))
     return storage.write_parquet(path, entry)
@@ -44,13 +44,17 @@ def _manifest(entry: Path) -> Path:
 def documents_of(entry: Path) -> pd.DataFrame | None:
     """The documents an entry was computed on (document_id, sha256); None for entries written
     before manifests were kept."""
-    path = _manifest(Path(entry))
-    return pd.read_parquet(path) if path.exists() else None
+    path = _manifest(entry)
+    return read(path) if path.exists() else None
+
+
+def read(entry: Path) -> pd.DataFrame:
+    return storage.read_parquet(entry).to_pandas()
 
 
 def entries(folder: Path) -> list[Path]:
     """All entries, oldest first (file names sort by date, then time)."""
-    return sorted(Path(folder).glob("date=*/*.parquet"), key=lambda p: (p.parent.name, p.name))
+    return sorted(storage.listing(folder, "date=*/*.parquet"), key=lambda p: (p.parent.name, p.name))
 
 
 def provenance_of(entry: pd.DataFrame) -> dict:

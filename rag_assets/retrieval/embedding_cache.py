@@ -1,9 +1,9 @@
 """Embeddings cached by (model identity, sha256 of the embedded text), on disk, across runs.
 
-Each model identity has its own folder of Parquet shards. New vectors are written a batch
-at a time, each shard to a temporary file renamed into place, so a run killed mid-way
-(even with SIGKILL) loses at most the batch in flight and the rerun encodes only what is
-missing. A changed text has a new hash; a changed model has a new folder.
+Each model identity has its own folder of Parquet shards, on a local disk or on object
+storage. New vectors are written a batch at a time, each shard whole (`storage`), so a run
+killed mid-way (even with SIGKILL) loses at most the batch in flight and the rerun encodes
+only what is missing. A changed text has a new hash; a changed model has a new folder.
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from rag_assets import storage
 from rag_assets.retrieval.embedding import Embedder, text_key
@@ -42,9 +40,9 @@ class CacheStats:
 
 
 class EmbeddingCache:
-    def __init__(self, root: Path, embedder: Embedder, flush_every: int = 256):
+    def __init__(self, root: storage.AnyPath, embedder: Embedder, flush_every: int = 256):
         self.embedder = embedder
-        self.folder = Path(root) / hashlib.sha256(embedder.identity.encode()).hexdigest()[:16]
+        self.folder = root / hashlib.sha256(embedder.identity.encode()).hexdigest()[:16]
         self.flush_every = flush_every
         self.vector_bytes_read = 0  # by the last encode(): what a lookup cost
 
@@ -57,13 +55,12 @@ class EmbeddingCache:
         if not wanted:
             return found, 0
         wanted_keys = pa.array(sorted(wanted))
-        for shard in sorted(self.folder.glob("shard-*.parquet")):
-            parquet = pq.ParquetFile(shard)
-            keys = parquet.read(columns=["key"]).column("key")
+        for shard in storage.listing(self.folder, "shard-*.parquet"):
+            keys = storage.read_parquet(shard, columns=["key"]).column("key")
             rows = pc.indices_nonzero(pc.is_in(keys, value_set=wanted_keys)).to_numpy()
             if not len(rows):
                 continue
-            column = parquet.read(columns=["vector"]).column("vector").combine_chunks()
+            column = storage.read_parquet(shard, columns=["vector"]).column("vector").combine_chunks()
             vectors = np.asarray(column.flatten(), dtype=np.float32).reshape(len(column), -1)
             vector_bytes += vectors.nbytes
             for row in rows:  # shards in write order: a key written again, the newer vector wins

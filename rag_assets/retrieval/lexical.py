@@ -140,8 +140,8 @@ class BM25Index:
         matched = scores > 0
         return ranking.top_k(scores[matched], k, rows[matched])
 
-    def save(self, path: Path) -> None:
-        """Write to `path` atomically: a temporary folder swapped into place."""
+    def save(self, path: storage.AnyPath) -> None:
+        """Write to `path` atomically (see `storage.replace_dir`)."""
 
         def fill(tmp: Path) -> None:
             if self.retriever:
@@ -153,16 +153,19 @@ class BM25Index:
         storage.replace_dir(path, fill)
 
     @classmethod
-    def load(cls, path: Path) -> BM25Index:
-        """The index saved at `path`; IndexUnreadable when it is missing or damaged."""
-        path = Path(path)
-        meta_path = path / "rag_assets_bm25.json"
-        if not meta_path.exists():
-            raise IndexUnreadable(f"no BM25 index at {path}")
+    def load(cls, path: storage.AnyPath) -> BM25Index:
+        """The index saved at `path` (a folder, or its object on object storage);
+        IndexUnreadable when it is missing or damaged."""
         try:
-            meta = json.loads(meta_path.read_text())
-            retriever = bm25s.BM25.load(str(path)) if meta["n_docs"] else None
+            with storage.local_dir(path) as folder:
+                meta_path = folder / "rag_assets_bm25.json"
+                if not meta_path.exists():
+                    raise FileNotFoundError
+                meta = json.loads(meta_path.read_text())
+                retriever = bm25s.BM25.load(str(folder)) if meta["n_docs"] else None
             index = cls(retriever, BM25Settings(**meta["settings"]), meta["n_docs"])
+        except FileNotFoundError:
+            raise IndexUnreadable(f"no BM25 index at {path}") from None
         except Exception as exc:  # any damage to any of its files
             raise IndexUnreadable(f"the BM25 index at {path} is damaged ({type(exc).__name__}: {exc})") from None
         if retriever and retriever.scores["num_docs"] != index.n_docs:

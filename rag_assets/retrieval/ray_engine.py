@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_assets import storage
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.embedding_cache import EmbeddingCache, shard_digest
 
@@ -65,13 +66,13 @@ class ShardEncoder:
         embedder = Embedder(Path(spec.path), spec.name, spec.batch_size, spec.backend, threads=threads)
         if embedder.identity != spec.identity:  # other weights on this node: its vectors must not enter the cache
             raise RuntimeError(f"worker model {embedder.identity} is not the driver's {spec.identity}")
-        self.cache = EmbeddingCache(Path(cache_root), embedder)
+        self.cache = EmbeddingCache(storage.as_path(cache_root), embedder)  # a folder or a URL the worker writes to
         self.pid = os.getpid()
 
     def encode(self, keys: list[str], texts: list[str]) -> dict:
         t0 = time.perf_counter()
         digest = shard_digest(keys)
-        written = any(self.cache.folder.glob(f"shard-*-{digest}.parquet"))
+        written = bool(storage.listing(self.cache.folder, f"shard-*-{digest}.parquet"))
         if not written:
             self.cache.encode_shard(keys, texts)
         import ray
