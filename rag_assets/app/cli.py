@@ -424,7 +424,12 @@ def parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
     run.add_argument("--dataset", default=str(BUNDLED_DATASET), help="native dataset folder (default: bundled)")
-    run.add_argument("--data-dir", default=str(data_dir), help="materialisations, Dagster home (default: data/)")
+    run.add_argument(
+        "--data-dir",
+        default=str(data_dir),
+        help="materialisations and Dagster home: a folder, or an fsspec URL such as s3://bucket/prefix (its "
+        "history then in PostgreSQL); default: data/",
+    )
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
     run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")

@@ -1,0 +1,89 @@
+"""A data dir on object storage: every kind of file the project writes, through a real S3 API
+(moto's server, started by the tests: servers.py), written whole or not at all."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import s3fs
+from servers import CLI
+
+from rag_assets import locking, storage
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
+
+
+@pytest.fixture
+def bucket(s3, monkeypatch, tmp_path):
+    """This process pointed at the S3 server; a fresh prefix in its bucket for each test."""
+    for name, value in s3.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("RAG_ASSETS_STATE_DIR", str(tmp_path / "state"))
+    return DataDir(f"s3://rag-assets/{tmp_path.name}")
+
+
+def test_every_kind_of_file_round_trips_through_the_bucket(bucket, tmp_path):
+    frame = pd.DataFrame({"chunk_id": ["a", "b"], "score": [0.5, 0.25]})
+    storage.write_parquet(bucket.table("chunk_sets", "E"), frame)
+    pd.testing.assert_frame_equal(bucket.read_table("chunk_sets", "E"), frame)
+    storage.write_text(bucket.reports / "report.md", "# héllo\n")
+    assert (bucket.reports / "report.md").read_text(encoding="utf-8") == "# héllo\n"
+    assert bucket.relative(bucket.table("chunk_sets", "E")) == "assets/chunk_sets/E.parquet"
+
+    index = BM25Index.build(["the inlet valve faces north", "the pump weighs twelve kilograms"])
+    index.save(bucket.bm25("E"))
+    assert (bucket.bm25("E")).is_file()  # one object: its files can never mix two versions
+    assert BM25Index.load(bucket.bm25("E")).top_k("valve", 2)[0].tolist() == [0]
+    with pytest.raises(IndexUnreadable, match="no BM25 index"):
+        BM25Index.load(bucket.bm25("F"))
+    storage.write_bytes(bucket.bm25("D"), b"not a tar archive")
+    with pytest.raises(IndexUnreadable, match="is damaged"):
+        BM25Index.load(bucket.bm25("D"))
+
+    folder = bucket.embedding_cache / "model"
+    assert storage.listing(folder, "shard-*.parquet") == []  # this process has listed the folder once
+    writer = "from rag_assets import storage; import sys; storage.write_text(storage.as_path(sys.argv[1]), 'x')"
+    subprocess.run([sys.executable, "-c", writer, str(folder / "shard-1.parquet")], check=True)
+    assert [p.name for p in storage.listing(folder, "shard-*.parquet")] == ["shard-1.parquet"]  # seen at once
+
+
+def test_a_writer_killed_mid_upload_leaves_the_previous_object_whole(bucket):
+    """A large object goes up in parts (a multipart upload); SIGKILL while they travel leaves
+    the object as it was: S3 shows the new one only once the upload completes."""
+    target = bucket.table("embeddings", "E")
+    storage.write_bytes(target, b"previous")
+    fs = s3fs.S3FileSystem()
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from rag_assets import storage; import sys; storage.write_bytes(storage.as_path(sys.argv[1]), "
+            "bytes(300 * 2**20))",
+            str(target),
+        ]
+    )
+    deadline = time.time() + 120
+    while not fs.list_multipart_uploads("rag-assets") and writer.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert writer.poll() is None, "the upload finished before it could be interrupted"
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    assert target.read_bytes() == b"previous"
+    fs.clear_multipart_uploads("rag-assets")  # what a bucket's lifecycle rule does for abandoned parts
+
+
+def test_two_runs_on_one_machine_never_write_to_the_same_bucket_prefix_at_once(bucket, postgres):
+    """The lock of a data dir on object storage is a file in this machine's home for it."""
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": ""}
+    with locking.exclusive(bucket.root, "rag-assets run (this test)"):
+        second = subprocess.run([*CLI, "run", "--data-dir", str(bucket.root)], env=env, capture_output=True, text=True)
+    assert second.returncode == 2 and "is in use: `rag-assets run (this test)` holds it" in second.stderr
+    nothing = subprocess.run([*CLI, "run", "--data-dir", str(bucket.root)], env=env, capture_output=True, text=True)
+    assert nothing.returncode == 2 and "keeps its run history in PostgreSQL" in nothing.stderr
+    missing = ["--data-dir", "s3://no-such-bucket/data", "--instance-postgres", postgres + "/postgres"]
+    refused = subprocess.run([*CLI, "ask", "Anything?", *missing], env=env, capture_output=True, text=True)
+    assert refused.returncode == 2 and "in a bucket that does not exist or is not visible" in refused.stderr
