@@ -2,15 +2,16 @@
 
 import json
 import time
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets import storage
 from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.glue import ALL_STRATEGIES, LazyTables, all_strategies_lazily, decimals
+from rag_assets.defs.glue import LazyTables, OnDemand, all_strategies_lazily, decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.resources import (
     ComputeResource,
@@ -139,12 +140,13 @@ def retrieval_runs(
     code_version="hits1",
     automation_condition=AFTER_RETRIEVAL,
     metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "hit_rank", "citable_rank", "holders", "ndcg_10"]},
-    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)},
+    ins={"chunk_sets": all_strategies_lazily()},
 )
-def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame):
-    """Per answerable query x strategy x retriever: rank of the first hit and first citable hit."""
-    check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
-    hits = metric_tables.query_hits(retrieval_runs, chunk_sets, ground_truth)
+def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: LazyTables, ground_truth: pd.DataFrame):
+    """Per answerable query x strategy x retriever: rank of the first hit and first citable hit.
+    Chunk sets are read one strategy at a time."""
+    check_same_inputs(retrieval_runs, OnDemand(chunk_sets), ground_truth)
+    hits = metric_tables.query_hits(retrieval_runs, OnDemand(chunk_sets), ground_truth)
     return Output(
         hits,
         metadata={
@@ -155,7 +157,7 @@ def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame]
 
 
 def check_same_inputs(
-    retrieval_runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], ground_truth: pd.DataFrame
+    retrieval_runs: pd.DataFrame, chunk_sets: Mapping[str, pd.DataFrame], ground_truth: pd.DataFrame
 ) -> None:
     """Score runs only against the chunks and questions they were computed from."""
     if len(retrieval_runs) and set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
@@ -242,19 +244,20 @@ def significance_report(
     group_name="evaluation",
     code_version="refusal1",
     automation_condition=AFTER_RETRIEVAL,
-    ins={"chunk_sets": AssetIn(metadata=ALL_STRATEGIES)},
+    ins={"chunk_sets": all_strategies_lazily()},
 )
 def refusal_sweep(
     context: AssetExecutionContext,
     retrieval: RetrievalSettings,
     data_dir: DataDirResource,
     retrieval_runs: pd.DataFrame,
-    chunk_sets: dict[str, pd.DataFrame],
+    chunk_sets: LazyTables,
     ground_truth: pd.DataFrame,
 ):
     """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
-    answers with and without the needle, refusals, and bluffs on questions that must get no answer."""
-    check_same_inputs(retrieval_runs, chunk_sets, ground_truth)
+    answers with and without the needle, refusals, and bluffs on questions that must get no answer.
+    Only the serving strategy's chunk set is kept in memory."""
+    check_same_inputs(retrieval_runs, OnDemand(chunk_sets), ground_truth)
     if retrieval_runs.empty:
         return Output(
             pd.DataFrame(columns=refusal.SWEEP_COLUMNS),
@@ -264,7 +267,8 @@ def refusal_sweep(
     if strategy != retrieval.serving_strategy:
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
     runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
-    texts = dict(zip(chunk_sets[strategy]["chunk_id"], chunk_sets[strategy]["text"]))
+    chunks = chunk_sets[strategy]()
+    texts = dict(zip(chunks["chunk_id"], chunks["text"]))
     thresholds = sorted(set(refusal.GRID) | {threshold})
     sweep = refusal.outcomes(runs, ground_truth, texts, thresholds)
     best = refusal.best_distances(runs, ground_truth)

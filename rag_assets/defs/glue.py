@@ -1,6 +1,6 @@
 """Dagster glue shared by the asset modules (which never import each other)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 import pandas as pd
 from dagster import Any, AssetIn, AssetKey, MetadataValue
@@ -16,6 +16,23 @@ LazyTables = dict[str, Callable[[], pd.DataFrame]]
 
 def all_strategies_lazily() -> AssetIn:
     return AssetIn(metadata={**ALL_STRATEGIES, LAZY_KEY: True}, dagster_type=Any)
+
+
+class OnDemand(Mapping[str, pd.DataFrame]):
+    """Lazily loaded partitions as the plain mapping the core library takes: each table is read
+    when it is looked up and not kept, so a loop over strategies holds one at a time."""
+
+    def __init__(self, tables: LazyTables):
+        self._tables = tables
+
+    def __getitem__(self, strategy: str) -> pd.DataFrame:
+        return self._tables[strategy]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
 
 
 def decimals(value: float, digits: int = 3) -> MetadataValue:
