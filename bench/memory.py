@@ -29,16 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from scaling import build_dataset  # noqa: E402
 
-DOWNSTREAM = [
-    "retrieval_runs",
-    "query_hits",
-    "evaluation_tables",
-    "significance_report",
-    "refusal_sweep",
-    "generation_eval",
-    "evaluation_history",
-    "regression_report",
-]
+from rag_assets.defs.nightly import EVALUATION_ASSETS  # noqa: E402
+
+DOWNSTREAM = [a for a in EVALUATION_ASSETS if a != "ground_truth"]  # the nightly job's, less its root
 
 
 def step(data_dir: Path, dataset: Path, job: str, assets: list[str], partition: str | None) -> dict:
