@@ -164,7 +164,7 @@ def ray_cluster(cpus: int = 2, env: dict[str, str] | None = None):
         yield address, head.pid
     finally:
         workers = {pid: process_start(pid) for pid in descendants(head.pid)}  # in sessions of their own
-        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
+        for sig, wait in ((signal.SIGTERM, 8), (signal.SIGKILL, 5)):
             if not group_alive(head.pid):
                 break
             os.killpg(head.pid, sig)
