@@ -1,13 +1,15 @@
-"""The generator: load time from the GGUF file against the converted folder, and torch's dynamic
-int8 quantisation of its linear layers (speed and answers) on the prompts of a real run.
+"""The generator: load time from the GGUF file against the converted folder; torch's dynamic
+int8 quantisation of its linear layers, and batched decoding, (speed and answers) on the
+prompts of a real run.
 
-    python bench/generator.py --data-dir data [--prompts 30]
+    python bench/generator.py --data-dir data [--prompts 30] [--batch 8]
 
 `--data-dir` is a data dir where `rag-assets run` materialised `generation_eval` (its prompts, as
 the model read them, and its answers). Each answered prompt is decoded greedily by the float32
 model (loaded from the converted folder) and by its int8 copy; the script prints decode time,
 how many float32 answers equal the run's, how many int8 answers equal float32's, and token F1
-of each against the reference answers.
+of each against the reference answers. Then the same prompts decoded `--batch` at a time (left
+padding, float32), against one at a time as `ask` decodes: total time and answers equal.
 """
 
 import argparse
@@ -49,10 +51,34 @@ def decode(model, tokenizer, rendered: str) -> tuple[str, float]:
     return (ANSWER_PREFIX + tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)).strip(), seconds
 
 
+def decode_batch(model, tokenizer, rendered: list[str]) -> list[str]:
+    """Greedy answers to several prompts in one `generate`, padded on the left."""
+    encoded = [tokenizer.encode(r, add_special_tokens=False) for r in rendered]
+    width = max(map(len, encoded))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    ids = torch.full((len(encoded), width), pad)
+    mask = torch.zeros_like(ids)
+    for row, e in enumerate(encoded):
+        ids[row, width - len(e) :], mask[row, width - len(e) :] = torch.tensor(e), 1
+    with torch.inference_mode():
+        out = model.generate(
+            ids,
+            attention_mask=mask,
+            max_new_tokens=MAX_NEW_TOKENS,
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            pad_token_id=tokenizer.eos_token_id,
+        )
+    return [(ANSWER_PREFIX + tokenizer.decode(o[width:], skip_special_tokens=True)).strip() for o in out]
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--data-dir", required=True)
     p.add_argument("--prompts", type=int, default=30)
+    p.add_argument("--batch", type=int, default=8)
     args = p.parse_args()
     warnings.simplefilter("ignore")
     lm = LocalLM()
@@ -67,10 +93,11 @@ def main() -> None:
     table = pd.read_parquet(Path(args.data_dir) / "assets" / "generation_eval.parquet")
     table = table[~table["refused"]].head(args.prompts)
     int8 = torch.ao.quantization.quantize_dynamic(copy.deepcopy(lm.model), {torch.nn.Linear}, dtype=torch.qint8)
-    rows = []
+    rows, fp32_answers = [], []
     for r in table.itertuples():
         fp32, fp32_s = decode(lm.model, lm.tokenizer, r.prompt)
         q8, q8_s = decode(int8, lm.tokenizer, r.prompt)
+        fp32_answers.append(fp32)
         answers = list(r.answers) if r.answers is not None else []
         rows.append(
             {
@@ -91,6 +118,19 @@ def main() -> None:
         f"({t['fp32_s'].sum() / t['int8_s'].sum():.2f}x)"
     )
     print(f"  token F1 (answers with a reference): float32 {t['f1_fp32'].mean():.3f}, int8 {t['f1_int8'].mean():.3f}")
+    prompts = table["prompt"].tolist()
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # like lengths pad least
+    batched, batch_s = {}, 0.0
+    for start in range(0, len(order), args.batch):
+        chosen = order[start : start + args.batch]
+        answers, seconds = timed(lambda: decode_batch(lm.model, lm.tokenizer, [prompts[i] for i in chosen]))
+        batched.update(zip(chosen, answers))
+        batch_s += seconds
+    same = sum(batched[i] == fp32_answers[i] for i in range(len(prompts)))
+    print(
+        f"  batches of {args.batch}: {batch_s:.1f} s against {t['fp32_s'].sum():.1f} s one at a time "
+        f"({t['fp32_s'].sum() / batch_s:.2f}x); answers equal to one at a time: {same}/{len(prompts)}"
+    )
 
 
 if __name__ == "__main__":

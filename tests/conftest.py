@@ -78,9 +78,9 @@ class ScriptedLM:
     def rendered(self, prompt):
         return prompt
 
-    def generate(self, prompt):
-        self.prompts.append(prompt)
-        return Generation(self.text, self.count_tokens(prompt), 3, 1.0)
+    def generate_many(self, prompts, batch_size=1, progress=None):
+        self.prompts.extend(prompts)
+        return [Generation(self.text, self.count_tokens(p), 3, 1.0) for p in prompts]
 
 
 class WordOverlapScorer:

@@ -132,6 +132,21 @@ def test_smollm2_answers_greedily_from_its_sources_within_the_token_budget(lm, p
     assert lm.identity.startswith("HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)@sha256:")
 
 
+def test_prompts_decoded_together_get_the_answers_each_gets_alone_in_their_order(lm, pump):
+    _, chunks, _, _ = pump
+    rows = [{**r, "cosine_distance": 0.3} for r in chunks.to_dict("records")]
+    asked = [("Which way should the inlet valve face?", 0, 3), ("How heavy is the pump?", 1, 1), ("What now?", 2, 2)]
+    prompts = [build_context(q, rows[start : start + n]).prompt for q, start, n in asked]
+    assert len({lm.count_tokens(p) for p in prompts}) == 3  # lengths differ: the left padding is exercised
+    alone = [lm.generate(p) for p in prompts]
+    seen = []
+    together = lm.generate_many(prompts, batch_size=3, progress=lambda done, total: seen.append((done, total)))
+    assert [(g.text, g.prompt_tokens, g.new_tokens) for g in together] == [
+        (g.text, g.prompt_tokens, g.new_tokens) for g in alone
+    ]
+    assert seen == [(3, 3)] and len({g.ms for g in together}) == 1  # one batch: its time shared out
+
+
 def test_llm_relevance_is_the_log_odds_of_yes_over_no_and_ignores_padding(lm):
     import torch
 

@@ -107,7 +107,7 @@ class Answerer:
     """Answers questions over one materialised chunk set.
 
     `chunks`: the chunk set's rows with the document title; `lm`: the generator (anything with
-    identity, load_weights, count_tokens, rendered and generate), touched only when the gate lets a
+    identity, load_weights, count_tokens, rendered and generate_many), touched only when the gate lets a
     question through."""
 
     def __init__(
@@ -149,6 +149,22 @@ class Answerer:
         return list(run["chunk_ids"]), list(run["distances"]), (time.perf_counter() - t0) * 1000
 
     def ask(self, question: str) -> Answer:
+        return self.ask_many([question])[0]
+
+    def ask_many(self, questions: list[str], batch_size: int = 1, progress=None) -> list[Answer]:
+        """Answers in `questions` order; the questions past the gate are decoded `batch_size` at a
+        time (`generate_many`, which calls `progress`): `ask` decodes one, and its
+        `generation_ms` is its latency."""
+        prepared = [self._prepare(q) for q in questions]
+        asked = [(result, context) for result, context in prepared if context is not None]
+        prompts = [context.prompt for _, context in asked]
+        generations = self.lm.generate_many(prompts, batch_size, progress) if asked else []
+        for (result, context), generation in zip(asked, generations):
+            self._complete(result, context, generation)
+        return [result for result, _ in prepared]
+
+    def _prepare(self, question: str):
+        """The answer so far, and the context the model will read (None when the gate refuses)."""
         if not question.strip():
             raise ValueError("the question is empty")
         ids, distances, retrieval_ms = self.retrieve(question)
@@ -179,7 +195,7 @@ class Answerer:
             dense_search=self.index.dense_search,
         )
         if not kept:
-            return result
+            return result, None
         t0 = time.perf_counter()
         self.lm.load_weights()
         result.load_ms = (time.perf_counter() - t0) * 1000
@@ -188,7 +204,9 @@ class Answerer:
         hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]
         context = build_context(question, hits, self.lm.count_tokens, self.budget)
         result.context_ms = (time.perf_counter() - t0) * 1000
-        generation = self.lm.generate(context.prompt)
+        return result, context
+
+    def _complete(self, result: Answer, context, generation) -> None:
         used, dangling = check_citations(generation.text, context.citations)
         result.answer, result.citations, result.dangling = generation.text, used, dangling
         result.declined = NO_ANSWER in generation.text.upper()
@@ -202,4 +220,3 @@ class Answerer:
             generation.prompt_tokens,
             generation.ms,
         )
-        return result

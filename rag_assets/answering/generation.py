@@ -7,7 +7,9 @@ CPU, only when first needed: a refused question never loads the model. A GGUF fi
 de-quantised to float32 and its tokenizer rebuilt once per machine (about 25 s here), saved as a
 transformers folder in the model cache and loaded from there (about 1 s): the same tensors, so
 the same answers and the same identity, which names the GGUF file's hash. Decoding is greedy,
-so the same prompt gives the same answer.
+so the same prompt gives the same answer; `generate_many` decodes several prompts at once, padded
+on the left, for an evaluation's throughput (docs/results.md measures that its answers equal
+one-at-a-time decoding's on a run's prompts).
 """
 
 from __future__ import annotations
@@ -149,24 +151,52 @@ class LocalLM:
         return self.tokenizer.decode(self.answer_ids(prompt))
 
     def generate(self, prompt: str) -> Generation:
+        return self.generate_many([prompt])[0]
+
+    def generate_many(self, prompts: list[str], batch_size: int = 1, progress=None) -> list[Generation]:
+        """Greedy answers, in `prompts` order, decoded `batch_size` at a time (prompts of like
+        length together, padded on the left). A batched answer's `ms` is its batch's time
+        divided by the batch's size: a share of the work, not the latency of one question.
+        `progress(done, total)` is called after each batch."""
+        encoded = [self.answer_ids(p) for p in prompts]
+        order = sorted(range(len(prompts)), key=lambda i: (len(encoded[i]), i))
+        out: dict[int, Generation] = {}
+        for start in range(0, len(order), batch_size):
+            chosen = order[start : start + batch_size]
+            t0 = time.perf_counter()
+            answers = self._decode([encoded[i] for i in chosen])
+            ms = (time.perf_counter() - t0) * 1000 / len(chosen)
+            out.update((i, Generation(text, len(encoded[i]), new, ms)) for i, (text, new) in zip(chosen, answers))
+            if progress:
+                progress(len(out), len(prompts))
+        return [out[i] for i in range(len(prompts))]
+
+    def _decode(self, encoded: list[list[int]]) -> list[tuple[str, int]]:
+        """(answer, new tokens up to and including the end token) per prompt of one batch."""
         import torch
 
-        ids = torch.tensor([self.answer_ids(prompt)])
-        t0 = time.perf_counter()
+        width, eos = max(map(len, encoded)), self.tokenizer.eos_token_id
+        ids = torch.full((len(encoded), width), eos, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, e in enumerate(encoded):
+            ids[row, width - len(e) :], mask[row, width - len(e) :] = torch.tensor(e), 1
         with torch.inference_mode():
             out = self.model.generate(
                 ids,
-                attention_mask=torch.ones_like(ids),
+                attention_mask=mask,
                 max_new_tokens=self.max_new_tokens,
                 do_sample=False,
                 temperature=None,
                 top_p=None,
                 top_k=None,
-                pad_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=eos,
             )
-        new = out[0, ids.shape[1] :]
-        text = (self.answer_prefix + self.tokenizer.decode(new, skip_special_tokens=True)).strip()
-        return Generation(text, int(ids.shape[1]), int(len(new)), (time.perf_counter() - t0) * 1000)
+        answers = []
+        for new in out[:, width:].tolist():
+            length = new.index(eos) + 1 if eos in new else len(new)
+            text = (self.answer_prefix + self.tokenizer.decode(new[:length], skip_special_tokens=True)).strip()
+            answers.append((text, length))
+        return answers
 
     def _first_tokens(self, words: tuple[str, ...]) -> list[int]:
         return sorted({self.tokenizer.encode(w, add_special_tokens=False)[0] for w in words})

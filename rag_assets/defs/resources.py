@@ -172,7 +172,9 @@ class GeneratorResource(ConfigurableResource):
     """The language model that answers (and scores passages for `rerank-llm`): a .gguf file or
     a transformers model folder; empty = the packaged SmolLM2-135M-Instruct. Greedy decoding;
     prompts longer than `input_budget` tokens keep whole chunks while they fit; the answer starts
-    with `answer_prefix` (empty: the model starts it)."""
+    with `answer_prefix` (empty: the model starts it). `generation_eval` decodes its sample
+    `eval_batch` answers at a time (1: one at a time, as `ask` does, so that its generation
+    times are latencies)."""
 
     model: str = ""
     max_new_tokens: int = MAX_NEW_TOKENS
@@ -182,6 +184,7 @@ class GeneratorResource(ConfigurableResource):
     eval_unanswerable: int = 8
     eval_out_of_domain: int = 8
     eval_seed: int = 7
+    eval_batch: int = 8
 
     def get(self) -> LocalLM:
         """This process's one generator for these settings (the weights load on first use)."""
