@@ -11,7 +11,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from rag_assets import storage
 from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.glue import LazyTables, OnDemand, all_strategies_lazily, decimals
+from rag_assets.defs.glue import LazyTables, OnDemand, all_strategies_lazily, columns_of, decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.resources import (
     ComputeResource,
@@ -145,7 +145,7 @@ def retrieval_runs(
 def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: LazyTables, ground_truth: pd.DataFrame):
     """Per answerable query x strategy x retriever: rank of the first hit and first citable hit.
     Chunk sets are read one strategy at a time."""
-    check_same_inputs(retrieval_runs, OnDemand(chunk_sets), ground_truth)
+    check_same_inputs(retrieval_runs, columns_of(chunk_sets, "corpus_hash"), ground_truth)
     hits = metric_tables.query_hits(retrieval_runs, OnDemand(chunk_sets), ground_truth)
     return Output(
         hits,
@@ -159,7 +159,8 @@ def query_hits(retrieval_runs: pd.DataFrame, chunk_sets: LazyTables, ground_trut
 def check_same_inputs(
     retrieval_runs: pd.DataFrame, chunk_sets: Mapping[str, pd.DataFrame], ground_truth: pd.DataFrame
 ) -> None:
-    """Score runs only against the chunks and questions they were computed from."""
+    """Score runs only against the chunks and questions they were computed from (`chunk_sets`
+    needs only its `corpus_hash` column)."""
     if len(retrieval_runs) and set(retrieval_runs["ground_truth_hash"]) != {gt.ground_truth_hash(ground_truth)}:
         raise ValueError(
             "retrieval_runs were computed on other questions than the current ground_truth: "
@@ -257,7 +258,7 @@ def refusal_sweep(
     """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
     answers with and without the needle, refusals, and bluffs on questions that must get no answer.
     Only the serving strategy's chunk set is kept in memory."""
-    check_same_inputs(retrieval_runs, OnDemand(chunk_sets), ground_truth)
+    check_same_inputs(retrieval_runs, columns_of(chunk_sets, "corpus_hash"), ground_truth)
     if retrieval_runs.empty:
         return Output(
             pd.DataFrame(columns=refusal.SWEEP_COLUMNS),

@@ -9,9 +9,9 @@ from rag_assets.defs.io_manager import LAZY_KEY
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
-# ... one at a time: each partition arrives as a function that reads it, so an asset holds one
-# strategy's table (e.g. its embedding matrix) at a time, not all of them at once.
-LazyTables = dict[str, Callable[[], pd.DataFrame]]
+# ... one at a time: each partition arrives as a function that reads it (or only the columns it
+# is given), so an asset holds one strategy's table (e.g. its embedding matrix) at a time.
+LazyTables = dict[str, Callable[..., pd.DataFrame]]
 
 
 def all_strategies_lazily() -> AssetIn:
@@ -33,6 +33,11 @@ class OnDemand(Mapping[str, pd.DataFrame]):
 
     def __len__(self) -> int:
         return len(self._tables)
+
+
+def columns_of(tables: LazyTables, *columns: str) -> dict[str, pd.DataFrame]:
+    """Only `columns` of every lazily loaded partition: what a check over all strategies reads."""
+    return {strategy: read(columns=list(columns)) for strategy, read in tables.items()}
 
 
 def decimals(value: float, digits: int = 3) -> MetadataValue:

@@ -70,8 +70,8 @@ def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None
     }
 
 
-def _read(path: UPath) -> pd.DataFrame:
-    return storage.read_parquet(path).to_pandas()
+def _read(path: UPath, columns: list[str] | None = None) -> pd.DataFrame:
+    return storage.read_parquet(path, columns).to_pandas()
 
 
 class ParquetIOManager(UPathIOManager):
@@ -84,8 +84,9 @@ class ParquetIOManager(UPathIOManager):
         storage.write_parquet(path, pa.Table.from_pandas(obj, preserve_index=False))
 
     def load_from_path(self, context: InputContext, path: UPath):
-        """The table; for an input whose metadata sets LAZY_KEY, a function that reads it (its
-        existence is checked now, so a missing partition is skipped or reported as usual)."""
+        """The table; for an input whose metadata sets LAZY_KEY, a function that reads it, or only
+        the `columns` it is given (its existence is checked now, so a missing partition is
+        skipped or reported as usual)."""
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: materialise {context.asset_key.to_user_string()} first")
         if (context.definition_metadata or {}).get(LAZY_KEY):
