@@ -246,8 +246,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     try:
         if layout.remote:  # its history is in PostgreSQL; its home is this machine's, made here if new
-            use_data_dir(data_dir, dataset.root, postgres)
-        check_instance(home, postgres)
+            use_data_dir(data_dir, dataset.root, postgres)  # checks the instance too
+        else:
+            check_instance(home, postgres)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     os.environ.update(RAG_ASSETS_DATA_DIR=str(data_dir), RAG_ASSETS_DATASET=str(dataset.root.resolve()))

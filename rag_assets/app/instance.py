@@ -93,7 +93,7 @@ def check_instance(home: Path, postgres: str | None) -> None:
         os.environ[POSTGRES_ENV] = postgres
 
 
-def check_reachable(layout: DataDir) -> None:
+def check_bucket(layout: DataDir) -> None:
     """Refuse at once a data dir on object storage whose bucket cannot be reached."""
     if not layout.remote:
         return
@@ -117,7 +117,7 @@ def use_data_dir(data_dir: str | Path, dataset: Path, postgres: str | None = Non
             f"a data dir on object storage ({layout.root}) keeps its run history in PostgreSQL: "
             f"give --instance-postgres URL or set {POSTGRES_ENV}"
         )
-    check_reachable(layout)
+    check_bucket(layout)
     home = layout.dagster_home
     check_instance(home, postgres)
     home.mkdir(parents=True, exist_ok=True)
