@@ -24,54 +24,13 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from rag_assets.answering import scoring
-from rag_assets.answering.generation import ANSWER_PREFIX, MAX_NEW_TOKENS, LocalLM
+from rag_assets.answering.generation import LocalLM
 
 
 def timed(fn):
     t0 = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - t0
-
-
-def decode(model, tokenizer, rendered: str) -> tuple[str, float]:
-    ids = torch.tensor([tokenizer.encode(rendered, add_special_tokens=False)])
-    with torch.inference_mode():
-        out, seconds = timed(
-            lambda: model.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=MAX_NEW_TOKENS,
-                do_sample=False,
-                temperature=None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=tokenizer.eos_token_id,
-            )
-        )
-    return (ANSWER_PREFIX + tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)).strip(), seconds
-
-
-def decode_batch(model, tokenizer, rendered: list[str]) -> list[str]:
-    """Greedy answers to several prompts in one `generate`, padded on the left."""
-    encoded = [tokenizer.encode(r, add_special_tokens=False) for r in rendered]
-    width = max(map(len, encoded))
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    ids = torch.full((len(encoded), width), pad)
-    mask = torch.zeros_like(ids)
-    for row, e in enumerate(encoded):
-        ids[row, width - len(e) :], mask[row, width - len(e) :] = torch.tensor(e), 1
-    with torch.inference_mode():
-        out = model.generate(
-            ids,
-            attention_mask=mask,
-            max_new_tokens=MAX_NEW_TOKENS,
-            do_sample=False,
-            temperature=None,
-            top_p=None,
-            top_k=None,
-            pad_token_id=tokenizer.eos_token_id,
-        )
-    return [(ANSWER_PREFIX + tokenizer.decode(o[width:], skip_special_tokens=True)).strip() for o in out]
 
 
 def main() -> None:
@@ -92,11 +51,13 @@ def main() -> None:
 
     table = pd.read_parquet(Path(args.data_dir) / "assets" / "generation_eval.parquet")
     table = table[~table["refused"]].head(args.prompts)
-    int8 = torch.ao.quantization.quantize_dynamic(copy.deepcopy(lm.model), {torch.nn.Linear}, dtype=torch.qint8)
+    int8 = copy.copy(lm)  # the same generator with int8 linear layers
+    int8.model = torch.ao.quantization.quantize_dynamic(copy.deepcopy(lm.model), {torch.nn.Linear}, dtype=torch.qint8)
+    encoded = [lm.tokenizer.encode(prompt, add_special_tokens=False) for prompt in table["prompt"]]  # as rendered
     rows, fp32_answers = [], []
-    for r in table.itertuples():
-        fp32, fp32_s = decode(lm.model, lm.tokenizer, r.prompt)
-        q8, q8_s = decode(int8, lm.tokenizer, r.prompt)
+    for r, ids in zip(table.itertuples(), encoded):
+        (fp32,), fp32_s = timed(lambda: [g.text for g in lm.generate_ids([ids])])
+        (q8,), q8_s = timed(lambda: [g.text for g in int8.generate_ids([ids])])
         fp32_answers.append(fp32)
         answers = list(r.answers) if r.answers is not None else []
         rows.append(
@@ -118,18 +79,11 @@ def main() -> None:
         f"({t['fp32_s'].sum() / t['int8_s'].sum():.2f}x)"
     )
     print(f"  token F1 (answers with a reference): float32 {t['f1_fp32'].mean():.3f}, int8 {t['f1_int8'].mean():.3f}")
-    prompts = table["prompt"].tolist()
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # like lengths pad least
-    batched, batch_s = {}, 0.0
-    for start in range(0, len(order), args.batch):
-        chosen = order[start : start + args.batch]
-        answers, seconds = timed(lambda: decode_batch(lm.model, lm.tokenizer, [prompts[i] for i in chosen]))
-        batched.update(zip(chosen, answers))
-        batch_s += seconds
-    same = sum(batched[i] == fp32_answers[i] for i in range(len(prompts)))
+    batched, batch_s = timed(lambda: [g.text for g in lm.generate_ids(encoded, args.batch)])
+    same = sum(b == a for b, a in zip(batched, fp32_answers))
     print(
         f"  batches of {args.batch}: {batch_s:.1f} s against {t['fp32_s'].sum():.1f} s one at a time "
-        f"({t['fp32_s'].sum() / batch_s:.2f}x); answers equal to one at a time: {same}/{len(prompts)}"
+        f"({t['fp32_s'].sum() / batch_s:.2f}x); answers equal to one at a time: {same}/{len(encoded)}"
     )
 
 

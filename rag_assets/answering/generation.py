@@ -158,8 +158,11 @@ class LocalLM:
         length together, padded on the left). A batched answer's `ms` is its batch's time
         divided by the batch's size: a share of the work, not the latency of one question.
         `progress(done, total)` is called after each batch."""
-        encoded = [self.answer_ids(p) for p in prompts]
-        order = sorted(range(len(prompts)), key=lambda i: (len(encoded[i]), i))
+        return self.generate_ids([self.answer_ids(p) for p in prompts], batch_size, progress)
+
+    def generate_ids(self, encoded: list[list[int]], batch_size: int = 1, progress=None) -> list[Generation]:
+        """`generate_many` for inputs already tokenised as the model reads them (`answer_ids`)."""
+        order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
         out: dict[int, Generation] = {}
         for start in range(0, len(order), batch_size):
             chosen = order[start : start + batch_size]
@@ -168,8 +171,8 @@ class LocalLM:
             ms = (time.perf_counter() - t0) * 1000 / len(chosen)
             out.update((i, Generation(text, len(encoded[i]), new, ms)) for i, (text, new) in zip(chosen, answers))
             if progress:
-                progress(len(out), len(prompts))
-        return [out[i] for i in range(len(prompts))]
+                progress(len(out), len(encoded))
+        return [out[i] for i in range(len(encoded))]
 
     def _decode(self, encoded: list[list[int]]) -> list[tuple[str, int]]:
         """(answer, new tokens up to and including the end token) per prompt of one batch."""
