@@ -9,6 +9,7 @@
 <data dir>/cache/embeddings/<model>/                 the embedding cache
 <data dir>/dagster_home/                             the Dagster instance (run history)
 <data dir>/.rag-assets.lock                          the writers' lock
+<data dir>/dataset.json                              the dataset it was built from
 
 The data dir may be any fsspec URL (`s3://bucket/prefix`): then every path above is a UPath
 under it (see `storage` for how each is written), except the Dagster home and the lock, which
@@ -98,6 +99,10 @@ class DataDir:
         if self.remote:
             return instance_homes() / hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
         return self.root / "dagster_home"
+
+    @property
+    def dataset_record(self) -> storage.AnyPath:
+        return self.root / "dataset.json"
 
     @property
     def lock(self) -> Path:

@@ -3,7 +3,8 @@
 `rag-assets run` holds it exclusively for its whole life and writes its pid, the process's
 start time and its command into the file, so a second run refuses and says who holds it.
 Dagster runs launched from the UI, a schedule or a sensor take it shared when they first
-write, so they run side by side but never beside an exclusive holder. Readers (`ask`, the
+write, so they run side by side but never beside an exclusive holder: one that starts while
+`rag-assets run` holds it waits for it (`shared`), up to an hour by default. Readers (`ask`, the
 UI) take nothing.
 
 The lock is an flock(2) lock: the kernel drops it when its holder exits, SIGKILL included,
@@ -19,6 +20,7 @@ import fcntl
 import json
 import os
 import socket
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -113,6 +115,13 @@ def exclusive(data_dir: Path, command: str):
         record = _record(fd)
         if not held:
             os.close(fd)
+        elif not _flock(fd, fcntl.LOCK_SH):  # flock converts by releasing: the shared hold may be gone
+            os.close(fd)
+            del _held[path]
+            raise DataDirBusy(
+                f"the data dir {data_dir} is in use: {describe_holder(record)}; this process lost its shared "
+                "hold on it while trying to hold it alone, and holds nothing now"
+            )
         raise DataDirBusy(f"the data dir {data_dir} is in use: {describe_holder(record)}")
     stale = _record(fd)
     if stale and stale.get("pid") == os.getpid():
@@ -141,15 +150,33 @@ def exclusive(data_dir: Path, command: str):
             del _held[path]
 
 
-def shared(data_dir: Path) -> None:
-    """Hold the data dir shared until this process exits (a no-op when it already holds it);
-    DataDirBusy names the exclusive holder otherwise."""
+WAIT_ENV = "RAG_ASSETS_LOCK_WAIT_S"
+WAIT_S = 3600.0  # how long a Dagster run waits for an exclusive holder before it fails
+
+
+def shared(data_dir: Path, wait_s: float | None = None, log=None) -> None:
+    """Hold the data dir shared until this process exits (a no-op when it already holds it).
+    While an exclusive holder (`rag-assets run`) has it, wait for it, up to `wait_s` seconds
+    ($RAG_ASSETS_LOCK_WAIT_S, else an hour), saying so through `log` every 30 s: a run that
+    automation starts during a CLI run waits for it instead of failing. DataDirBusy names the
+    holder when the wait runs out."""
     path = _lock_file(data_dir)
     if path in _held:
         return
+    if wait_s is None:
+        wait_s = float(os.environ.get(WAIT_ENV, WAIT_S))
     fd = _open(path)
-    if not _flock(fd, fcntl.LOCK_SH):
+    deadline, said = time.monotonic() + wait_s, None
+    while not _flock(fd, fcntl.LOCK_SH):
         record = _record(fd)
-        os.close(fd)
-        raise DataDirBusy(f"the data dir {data_dir} is in use: {describe_holder(record)}")
+        now = time.monotonic()
+        if now >= deadline:
+            os.close(fd)
+            raise DataDirBusy(
+                f"the data dir {data_dir} is in use: {describe_holder(record)} (waited {wait_s:.0f} s for it)"
+            )
+        if log and (said is None or now - said >= 30):
+            log(f"waiting for the data dir {data_dir}: {describe_holder(record)}")
+            said = now
+        time.sleep(min(1.0, max(deadline - now, 0.0)))
     _held[path] = _Held(fd, fcntl.LOCK_SH)

@@ -3,7 +3,9 @@ file the project writes goes through here, and every data-dir path is a `Path` o
 
 Locally, a file is written to a temporary name beside its final one and renamed into place, so
 a run killed at any moment (SIGKILL included) leaves either the previous file or the new one,
-whole; a folder (a BM25 index) is filled under a temporary name and swapped in the same way.
+whole; a folder (a BM25 index) is a link to a versioned folder, and a new version is swapped in
+by replacing the link (`replace_dir`). What a killed writer leaves (its temporary names) is
+removed by the next `rag-assets run` or `ui` (`sweep_leftovers`).
 
 Object storage (any fsspec URL, `s3://bucket/prefix`) has no rename. There each file is written
 whole under its final key, as one object: S3 shows an object only once its upload completes, so
@@ -17,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -95,9 +99,18 @@ def listing(folder: AnyPath, pattern: str) -> list[AnyPath]:
     return sorted(folder.glob(pattern))
 
 
+def _version_prefix(path: Path) -> str:
+    return f".{path.name}.v-"
+
+
 def replace_dir(path: AnyPath, fill: Callable[[Path], None]) -> AnyPath:
     """`fill(tmp)` writes the folder's contents; the folder then takes `path`'s place (on object
-    storage: one tar object under `path`'s key)."""
+    storage: one tar object under `path`'s key).
+
+    Locally `path` is a symbolic link to a versioned sibling folder (`.<name>.v-<pid>-<ns>`):
+    a new version is filled beside it and the link is replaced by one `os.replace`, so a
+    reader finds the previous folder or the new one, never none, whenever a writer is killed.
+    The version the link pointed to before is kept (a reader may be in it); older ones go."""
     if is_remote(path):
         with tempfile.TemporaryDirectory(prefix="rag-assets-dir-") as tmp:
             fill(Path(tmp))
@@ -107,27 +120,69 @@ def replace_dir(path: AnyPath, fill: Callable[[Path], None]) -> AnyPath:
                     archive.add(item, arcname=item.name)
             return write_bytes(path, buffer.getvalue())
     path = Path(path)
-    tmp, old = _temporary(path), path.with_name(f".{path.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    fill(tmp)
-    shutil.rmtree(old, ignore_errors=True)
-    if path.exists():
-        path.rename(old)
-    tmp.rename(path)
-    shutil.rmtree(old, ignore_errors=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    version = path.with_name(f"{_version_prefix(path)}{os.getpid()}-{time.time_ns()}")
+    version.mkdir()
+    fill(version)
+    previous = path.resolve() if path.is_symlink() else None
+    if path.is_dir() and not path.is_symlink():  # a folder from before versioning: made a version once
+        previous = path.with_name(f"{_version_prefix(path)}{os.getpid()}-0")
+        path.rename(previous)
+    link = _temporary(path)
+    with contextlib.suppress(FileNotFoundError):
+        link.unlink()
+    link.symlink_to(version.name)
+    os.replace(link, path)
+    for old in path.parent.glob(f"{_version_prefix(path)}*"):
+        if old not in (version, previous):
+            shutil.rmtree(old, ignore_errors=True)
     return path
+
+
+def sweep_leftovers(root: AnyPath, folders=("assets", "reports", "cache")) -> list[str]:
+    """Remove what writers killed mid-write left in `folders` of a local data dir: temporary
+    files and folders (`.<name>.tmp-<pid>`) whose process is gone, and folder versions nothing
+    points to that a dead process wrote. Returns what was removed, relative to `root`."""
+    if is_remote(root):
+        return []
+    removed = []
+    found = (item for name in folders if (Path(root) / name).is_dir() for item in (Path(root) / name).rglob(".*"))
+    for item in sorted(found):
+        match = _LEFTOVER.fullmatch(item.name)
+        if not match or _alive(int(match.group("pid"))):
+            continue
+        if match.group("kind") == "v" and any(
+            sibling.is_symlink() and sibling.resolve() == item.resolve() for sibling in item.parent.iterdir()
+        ):
+            continue  # a version that a folder's link points to
+        shutil.rmtree(item, ignore_errors=True) if item.is_dir() and not item.is_symlink() else item.unlink()
+        removed.append(item.relative_to(root).as_posix())
+    return removed
+
+
+_LEFTOVER = re.compile(r"\..+\.(?P<kind>tmp|v)-(?P<pid>\d+)(-\d+)?")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != 0
 
 
 @contextlib.contextmanager
 def local_dir(path: AnyPath) -> Iterator[Path]:
-    """A folder written by `replace_dir`, as a local folder for the block: itself when local,
-    else its object unpacked into a temporary folder removed afterwards.
-    FileNotFoundError when there is none."""
+    """A folder written by `replace_dir`, as a local folder for the block: the version its link
+    points to now (resolved once, so every file comes from one version), else its object
+    unpacked into a temporary folder removed afterwards. FileNotFoundError when there is none."""
     if not is_remote(path):
-        if not Path(path).is_dir():
+        folder = Path(path).resolve()
+        if not folder.is_dir():
             raise FileNotFoundError(f"no folder at {path}")
-        yield Path(path)
+        yield folder
         return
     if not path.is_file():
         raise FileNotFoundError(f"no folder at {path}")

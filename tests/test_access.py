@@ -172,3 +172,56 @@ def test_every_entry_of_the_folder_is_indexed_failed_or_skipped(tmp_path):
     top = {e.name for e in os.scandir(documents)}
     accounted = {p.split("/")[0] for p in frame.index} | {s["path"].rstrip("/") for s in listing.skipped}
     assert top == accounted | {"leak.md.access"}  # a sidecar is accounted for with its document
+
+
+def test_a_fifo_sidecar_fails_its_document_without_blocking_the_snapshot_or_the_source_hash(tmp_path):
+    """Opening a FIFO waits for a writer for ever: `run` (holding the lock) and `ask` (hashing
+    the folder) would hang. Nothing here may open it; a watchdog thread fails the test instead."""
+    import threading
+
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "plan.md").write_text(SECRET, encoding="utf-8")
+    os.mkfifo(documents / "plan.md.access")
+    results = {}
+    worker = threading.Thread(
+        target=lambda: results.update(
+            snapshot=corpus.snapshot(documents).set_index("path"), hash=corpus.folder_hash(documents)
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():
+        with open(documents / "plan.md.access", "w"):  # release the reader, then fail
+            pass
+        pytest.fail("reading a FIFO sidecar blocked")
+    row = results["snapshot"].loc["plan.md"]
+    assert (row.status, row.reason) == ("failed", "bad_access_list") and "FIFO" in row.error
+    os.unlink(documents / "plan.md.access")
+    assert corpus.folder_hash(documents) != results["hash"]  # the sidecar's kind is part of the version
+
+
+def test_a_name_too_long_for_its_sidecar_fails_that_document_alone(tmp_path):
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    long_name = "n" * 246 + ".md"  # 249 bytes: "<name>.access" is 256, over the limit
+    (documents / long_name).write_text(SECRET, encoding="utf-8")
+    (documents / "good.md").write_text("# Good\n\nBody.", encoding="utf-8")
+    frame = corpus.snapshot(documents).set_index("path")
+    assert (frame.loc[long_name, "status"], frame.loc[long_name, "reason"]) == ("failed", "name_too_long")
+    assert frame.loc["good.md", "status"] == "ok"
+    corpus.folder_hash(documents)  # the source's version is taken as well
+
+
+def test_tenant_names_that_differ_only_by_case_are_reported(tmp_path):
+    from rag_assets.ingest.access import names_differing_by_case
+
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "one.md").write_text(f"---\naccess: [Team-A, ops]\n---\n{SECRET}", encoding="utf-8")
+    (documents / "two.md").write_text(f"---\naccess: [team-a, ops]\n---\n{SECRET}", encoding="utf-8")
+    frame = corpus.snapshot(documents)
+    assert names_differing_by_case(frame) == [["Team-A", "team-a"]]
+    index = ChunkIndex("C", ["c"], ["x"], np.zeros((1, 2)), BM25Index.build(["x"]), [frozenset({"Team-A"})])
+    assert index.visible_to("team-a").tolist() == [] and index.visible_to("Team-A").tolist() == [0]

@@ -26,13 +26,16 @@ def test_import_writes_documents_and_graded_relevance(beir_folder, tmp_path):
     assert sorted(relevant.values()) == [1, 2] and all(k.startswith("d") for k in relevant)
 
 
-def test_missing_files_and_unknown_relevant_documents_are_reported(beir_folder, tmp_path):
+def test_missing_files_and_unknown_relevant_documents_are_reported(beir_folder, tmp_path, capsys):
     main(["import", "beir", str(beir_folder), "--out", str(tmp_path / "x")])
     snap = corpus.snapshot(tmp_path / "x" / "documents")
     (beir_folder / "qrels" / "test.tsv").unlink()
-    with pytest.raises(FileNotFoundError, match="missing qrels/test.tsv"):
-        main(["import", "beir", str(beir_folder), "--out", str(tmp_path / "y")])
-    assert not (tmp_path / "y").exists()
+    assert main(["import", "beir", str(beir_folder), "--out", str(tmp_path / "y")]) == 2
+    assert main(["import", "beir", str(tmp_path / "no-such-folder"), "--out", str(tmp_path / "z")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2, err
+    assert "missing qrels/test.tsv" in err and "is not a folder" in err
+    assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
     records = [{"id": "q", "phrasings": ["?"], "kind": "answerable", "relevant": {"nope.md": 1}}]
     _, rejects = gt.validate(records, snap)
     assert rejects["reason"].tolist() == ["1 relevant documents are not in the corpus (e.g. 'nope.md')"]

@@ -201,7 +201,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, max_file_mb=MAX_BYTES / 2**20)
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
-        record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        record_source_versions(instance, defs.resources)
         checks = {}
         for step in materialization_steps(defs, ["C"])[:2]:  # what `ask` serves from: sources, chunks, indexes
             result = job.execute_in_process(

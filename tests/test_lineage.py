@@ -45,7 +45,7 @@ def built(tiny_dataset, tmp_path):
     """Everything materialised for strategies A and C; the automation cursor past its first tick."""
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
     with instance_for_test() as instance:
-        record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        record_source_versions(instance, defs.resources)
         job = defs.resolve_implicit_global_asset_job_def()
         for step in materialization_steps(defs, STRATEGIES):
             assert job.execute_in_process(
@@ -58,10 +58,10 @@ def built(tiny_dataset, tmp_path):
 
 def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph(built):
     defs, instance, cursor, dataset = built
-    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == []
+    assert record_source_versions(instance, defs.resources) == []
     doc = dataset / "documents" / "guide.md"
     doc.write_text(doc.read_text() + "\n\nA new paragraph about the pump.\n")
-    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == ["corpus_files"]
+    assert record_source_versions(instance, defs.resources) == ["corpus_files"]
     assert _stale(defs, instance) == {"corpus_snapshot": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"corpus_snapshot", "ground_truth"}
@@ -85,9 +85,7 @@ def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_
         llm=False,
         embedder=EmbedderResource(model_name="another/embedding-model"),
     )
-    assert record_source_versions(instance, other.resources["dataset"], other.resources["embedder"]) == [
-        "embedding_model"
-    ]
+    assert record_source_versions(instance, other.resources) == ["embedding_model"]
     assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
     assert _requested(tick) == {"embeddings[A]", "embeddings[C]", "hnsw_index[A]", "hnsw_index[C]"}
@@ -96,9 +94,7 @@ def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
     defs, instance, cursor, _ = built
     monkeypatch.setitem(strategies.STRATEGIES, "C", dataclasses.replace(strategies.STRATEGIES["C"], target=400))
-    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"]) == [
-        "chunker_settings[C]"
-    ]
+    assert record_source_versions(instance, defs.resources) == ["chunker_settings[C]"]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]", "hnsw_index[C]"}

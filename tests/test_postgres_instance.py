@@ -130,7 +130,7 @@ def test_an_edited_document_is_stale_and_the_schedule_and_automation_tick_agains
     assert first.total_requested == 0  # everything is up to date
     guide = Path(materialised["dataset"]) / "documents" / "guide.md"
     guide.write_text(guide.read_text() + "\nThe pump weighs 12 kilograms.\n")
-    assert record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+    assert record_source_versions(instance, defs.resources)
     assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "STALE"
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
     assert AssetKey("corpus_snapshot") in {r.key for r in tick.results if not r.true_subset.is_empty}

@@ -77,13 +77,47 @@ def test_import_writes_documents_needles_and_unanswerables(tmp_path):
     assert rejects.empty and truth["question_id"].nunique() == 3
 
 
-def test_import_rejects_a_misplaced_answer(tmp_path):
+def _refused(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_import_rejects_a_misplaced_answer_and_leaves_nothing_behind(tmp_path, capsys):
     bad = json.loads(json.dumps(SQUAD))
     bad["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 3
     src = tmp_path / "squad.json"
     src.write_text(json.dumps(bad), encoding="utf-8")
-    with pytest.raises(ValueError, match="is not at offset 3"):
-        main(["import", "squad", str(src), "--out", str(tmp_path / "ds")])
+    assert "is not at offset 3" in _refused(capsys, ["import", "squad", str(src), "--out", str(tmp_path / "ds")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["squad.json"]  # no half-written dataset, no staging folder
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "does not exist"),
+        ('{"data": 5}', "no top-level `data` list"),
+        ("[1, 2]", "no top-level `data` list"),
+        ('{"data": [{"title": "T"}]}', "not SQuAD 2.0 JSON"),
+        ("{not json", "is not JSON"),
+    ],
+)
+def test_import_squad_refuses_what_is_not_squad_in_one_line(tmp_path, capsys, content, expected):
+    src = tmp_path / "squad.json"
+    if content is not None:
+        src.write_text(content, encoding="utf-8")
+    assert expected in _refused(capsys, ["import", "squad", str(src), "--out", str(tmp_path / "ds")])
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_refuses_an_out_folder_that_holds_something(tmp_path, capsys):
+    src = tmp_path / "squad.json"
+    src.write_text(json.dumps(SQUAD), encoding="utf-8")
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "mine.txt").write_text("keep me")
+    assert "not an empty folder" in _refused(capsys, ["import", "squad", str(src), "--out", str(tmp_path / "ds")])
+    assert [p.name for p in (tmp_path / "ds").iterdir()] == ["mine.txt"]
 
 
 SHARED_SAMPLE = PROJECT_ROOT.parent / "shared" / "datasets" / "squad-v2-dev-sample" / "squad-v2-dev-sample.json"

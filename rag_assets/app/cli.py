@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -12,6 +14,7 @@ import warnings
 from pathlib import Path
 
 from rag_assets.app.instance import (
+    cancel_abandoned_queue,
     check_instance,
     fail_orphaned_runs,
     postgres_url,
@@ -19,7 +22,7 @@ from rag_assets.app.instance import (
     run_tags,
     use_data_dir,
 )
-from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+from rag_assets.ingest.dataset import PROJECT_ROOT, Dataset
 from rag_assets.layout import DataDir
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -48,10 +51,62 @@ def _threshold(value: str) -> float:
     return number
 
 
-def _dataset(path: str) -> Dataset:
+def _megabytes(value: str) -> float:
     try:
-        return Dataset(Path(path)).check()
-    except FileNotFoundError as exc:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not (math.isfinite(number) and number > 0):  # nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"a size in MiB is a positive finite number, got {value!r}")
+    return number
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is a whole number from 1 to 65535, got {value!r}")
+    return int(value)
+
+
+def _question(value: str) -> str:
+    """The question as text: bytes that are not UTF-8 (argv keeps them as surrogates) are refused."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("the question is not valid UTF-8 text") from None
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the question is empty")
+    return value
+
+
+def _writable(data_dir) -> None:
+    """Refuse a data dir this process cannot create or write (a file, /proc, /dev/full, a
+    read-only folder) before anything starts, in one line."""
+    layout = DataDir(data_dir)
+    if layout.remote:
+        return
+    probe = layout.root / f".rag-assets-probe-{os.getpid()}"
+    try:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as fh:
+            fh.write(b"probe")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise CommandError(f"cannot write to the data dir {layout.root}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+
+
+def _dataset(args: argparse.Namespace) -> Dataset:
+    """The dataset the command works on: `--dataset`, else the one the data dir was built from,
+    else the bundled corpus (see dataset_record); checked to be a dataset."""
+    from rag_assets.app import dataset_record
+
+    try:
+        chosen = dataset_record.choose(DataDir(args.data_dir), args.dataset, getattr(args, "switch_dataset", False))
+        return Dataset(chosen).check()
+    except (FileNotFoundError, dataset_record.DatasetMismatch) as exc:
         raise CommandError(str(exc)) from None
 
 
@@ -130,9 +185,10 @@ def _strategies(value: str | None) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from rag_assets import locking
 
-    dataset = _dataset(args.dataset)
-    strategies = _strategies(args.strategies)
     data_dir = DataDir(args.data_dir).root
+    _writable(data_dir)
+    dataset = _dataset(args)
+    strategies = _strategies(args.strategies)
     command = f"rag-assets run --data-dir {data_dir}"
     try:
         with locking.exclusive(data_dir, command) as stale:
@@ -147,8 +203,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
+    from rag_assets.app import dataset_record
+
     compute = _compute(args)  # refused before anything is written; before the definitions read the environment
     data_dir = _data_dir(args, dataset.root)
+    dataset_record.record(DataDir(data_dir), dataset.root)
     warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
 
@@ -178,7 +237,8 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
         orphans = fail_orphaned_runs(instance)
         if orphans:
             print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
-        changed = record_source_versions(instance, defs.resources["dataset"], defs.resources["embedder"])
+        _report_sweep(data_dir)
+        changed = record_source_versions(instance, defs.resources)
         print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
         for i, step in enumerate(steps, start=1):
             names = ", ".join(k.to_user_string() for k in step.keys)
@@ -201,6 +261,14 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
                 return 1
     print(report.summary(time.perf_counter() - started))
     return 0 if report.checks_passed else 1
+
+
+def _report_sweep(data_dir) -> None:
+    from rag_assets import storage
+
+    removed = storage.sweep_leftovers(DataDir(data_dir).root)
+    if removed:
+        print(f"removed {len(removed)} leftovers of killed writers: {', '.join(removed[:5])}")
 
 
 def _print_answer(a) -> None:
@@ -237,7 +305,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     import json
     import logging
 
-    dataset = _dataset(args.dataset)
+    dataset = _dataset(args)
     layout, postgres = DataDir(args.data_dir), _postgres(args)
     data_dir, home = layout.root, layout.dagster_home
     if not layout.remote and not (home / "dagster.yaml").is_file():
@@ -301,15 +369,23 @@ def cmd_ui(args: argparse.Namespace) -> int:
     """`dg dev` on the same data dir and dataset, as a child in its own process group that this
     command stops whole (webserver, daemon, code servers) on SIGINT or SIGTERM, in the foreground
     or in the background (where a shell starts it with SIGINT ignored)."""
+    from rag_assets.app import dataset_record
+
     _embedder(args)  # a bad setting in the environment is refused before anything starts
     _compute(args)
-    _data_dir(args, Path(args.dataset))
+    _writable(args.data_dir)
+    dataset = _dataset(args)
+    dataset_record.record(DataDir(_data_dir(args, dataset.root)), dataset.root)
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
         orphans = fail_orphaned_runs(instance)
+        abandoned = cancel_abandoned_queue(instance, Path(os.environ["DAGSTER_HOME"]))
     if orphans:
         print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
+    if abandoned:
+        print(f"cancelled {len(abandoned)} runs left queued by a stopped UI (the automation asks again)")
+    _report_sweep(args.data_dir)
     print(f"Dagster UI on http://127.0.0.1:{args.port} (DAGSTER_HOME={os.environ['DAGSTER_HOME']})", flush=True)
     venv = Path(sys.executable).parent  # the venv's own dg, whether or not the venv is activated
     child = subprocess.Popen(
@@ -371,7 +447,10 @@ def cmd_export_trec(args: argparse.Namespace) -> int:
         runs = runs[runs["retriever"] == args.retriever]
     if runs.empty:
         raise CommandError("no retrieval runs match: see the strategies and retrievers `retrieval_runs` holds")
-    written = trec.export(runs, chunk_sets, truth, Path(args.out))
+    try:
+        written = trec.export(runs, chunk_sets, truth, Path(args.out))
+    except OSError as exc:
+        raise CommandError(f"cannot write the TREC files to {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))
     return 0
 
@@ -379,7 +458,11 @@ def cmd_export_trec(args: argparse.Namespace) -> int:
 def cmd_import_squad(args: argparse.Namespace) -> int:
     from rag_assets.ingest.squad import import_squad
 
-    counts = import_squad(Path(args.file), Path(args.out), Path(args.extra_questions) if args.extra_questions else None)
+    extra = Path(args.extra_questions) if args.extra_questions else None
+    try:
+        counts = import_squad(Path(args.file), Path(args.out), extra)
+    except ValueError as exc:  # ImportRefused and a bad answer span alike: nothing was written
+        raise CommandError(str(exc)) from None
     print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return 0
 
@@ -387,7 +470,10 @@ def cmd_import_squad(args: argparse.Namespace) -> int:
 def cmd_import_beir(args: argparse.Namespace) -> int:
     from rag_assets.ingest.beir import import_beir
 
-    counts = import_beir(Path(args.folder), Path(args.out), args.split)
+    try:
+        counts = import_beir(Path(args.folder), Path(args.out), args.split)
+    except ValueError as exc:  # nothing was written
+        raise CommandError(str(exc)) from None
     print(f"wrote {args.out}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return 0
 
@@ -420,11 +506,19 @@ def parser() -> argparse.ArgumentParser:
         "help": "the Ray cluster for --engine ray: auto, host:port or ray://host:port (default: "
         "$RAG_ASSETS_RAY_ADDRESS, else a cluster started for the run)",
     }
+    dataset_option = {
+        "help": "native dataset folder (default: the one the data dir was built from, else the bundled corpus)"
+    }
+    switch_option = {
+        "action": "store_true",
+        "help": "rebuild a data dir from another --dataset than the one it was built from",
+    }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
     run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
-    run.add_argument("--dataset", default=str(BUNDLED_DATASET), help="native dataset folder (default: bundled)")
+    run.add_argument("--dataset", **dataset_option)
+    run.add_argument("--switch-dataset", **switch_option)
     run.add_argument(
         "--data-dir",
         default=str(data_dir),
@@ -433,7 +527,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
-    run.add_argument("--max-file-mb", type=float, help="refuse documents larger than this (default: 50 MiB)")
+    run.add_argument("--max-file-mb", type=_megabytes, help="refuse documents larger than this (default: 50 MiB)")
     llm = run.add_mutually_exclusive_group()
     llm.add_argument(
         "--no-llm",
@@ -454,8 +548,8 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
-    ask.add_argument("question")
-    ask.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ask.add_argument("question", type=_question)
+    ask.add_argument("--dataset", **dataset_option)
     ask.add_argument("--data-dir", default=str(data_dir))
     ask.add_argument(
         "--strategy",
@@ -481,9 +575,10 @@ def parser() -> argparse.ArgumentParser:
     ask.set_defaults(func=cmd_ask)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
-    ui.add_argument("--dataset", default=str(BUNDLED_DATASET))
+    ui.add_argument("--dataset", **dataset_option)
+    ui.add_argument("--switch-dataset", **switch_option)
     ui.add_argument("--data-dir", default=str(data_dir))
-    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--port", type=_port, default=3000)
     ui.add_argument("--embedder", **embedder_option)
     ui.add_argument("--instance-postgres", **instance_option)
     ui.add_argument("--engine", **engine_option)

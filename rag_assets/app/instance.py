@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
@@ -136,26 +137,61 @@ def use_data_dir(data_dir: str | Path, dataset: Path, postgres: str | None = Non
 
 
 PID_TAG, START_TAG = "rag_assets/pid", "rag_assets/process_start"
+HOST_TAG, BOOT_TAG = "rag_assets/host", "rag_assets/boot_id"
+
+
+def boot_id() -> str:
+    """This boot of this machine (a pid and start time mean nothing across a reboot)."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
 
 
 def fail_orphaned_runs(instance) -> list[str]:
-    """Mark failed the runs a `rag-assets run` started whose process is gone (killed with -9,
-    say): they would stay STARTED for ever and count against the run queue's cap."""
+    """Mark failed the runs a `rag-assets run` on this machine started whose process is gone
+    (killed with -9, say): they would stay STARTED for ever and count against the run queue's
+    cap. Only this host's runs are judged (a history in PostgreSQL is shared by machines whose
+    processes this one cannot see); a run of an earlier boot of this host is gone for sure, and
+    a run without a host tag is left alone."""
     from dagster import DagsterRunStatus, RunsFilter
 
     unfinished = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
-    orphans = [
-        r
-        for r in instance.get_runs(RunsFilter(statuses=unfinished))
-        if PID_TAG in r.tags and not process_alive(int(r.tags[PID_TAG]), r.tags.get(START_TAG) or None)
-    ]
+    host, boot = socket.gethostname(), boot_id()
+
+    def gone(tags) -> bool:
+        if PID_TAG not in tags or tags.get(HOST_TAG) != host:
+            return False
+        if tags.get(BOOT_TAG) != boot:
+            return True
+        return not process_alive(int(tags[PID_TAG]), tags.get(START_TAG) or None)
+
+    orphans = [r for r in instance.get_runs(RunsFilter(statuses=unfinished)) if gone(r.tags)]
     for run in orphans:
         instance.report_run_failed(
             run,
-            f"its process (pid {run.tags[PID_TAG]}) is gone: it was killed before "
+            f"its process (pid {run.tags[PID_TAG]} on {host}) is gone: it was killed before "
             "the run finished; marked failed by the next rag-assets command",
         )
     return [r.run_id for r in orphans]
+
+
+def cancel_abandoned_queue(instance, home: Path) -> list[str]:
+    """Cancel the runs left QUEUED in a SQLite history: only the daemon of a `rag-assets ui` on
+    this data dir dequeues them, and a new one starting now would launch requests made before
+    the last one stopped, against data that has moved on since. Nothing is lost: the automation
+    sensor asks again for whatever is still stale. A history in PostgreSQL is left alone (another
+    machine's daemon may be about to launch its queue)."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    if instance_kind(home) != "sqlite":
+        return []
+    queued = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.QUEUED]))
+    for run in queued:
+        instance.report_run_canceled(
+            run, "left queued when the UI that queued it stopped; cancelled by the next `rag-assets ui`"
+        )
+    return [r.run_id for r in queued]
 
 
 # The code location's label, as the UI tags the runs it launches (`.dagster/repository`): the
@@ -166,8 +202,15 @@ REPOSITORY_LABEL = "__repository__@rag_assets"  # Definitions' repository @ the 
 
 def run_tags() -> dict[str, str]:
     """Tags for a run this process executes: its code location, as a UI-launched run has, and
-    this process's pid and start time, so a later command can tell whether the run is an orphan."""
-    return {REPOSITORY_TAG: REPOSITORY_LABEL, PID_TAG: str(os.getpid()), START_TAG: process_start(os.getpid()) or ""}
+    this process's host, boot, pid and start time, so a later command on the same host can tell
+    whether the run is an orphan."""
+    return {
+        REPOSITORY_TAG: REPOSITORY_LABEL,
+        PID_TAG: str(os.getpid()),
+        START_TAG: process_start(os.getpid()) or "",
+        HOST_TAG: socket.gethostname(),
+        BOOT_TAG: boot_id(),
+    }
 
 
 INSTANCE_FILES = ["dagster.yaml", "history/runs.db", "history/runs/index.db", "schedules/schedules.db"]

@@ -10,15 +10,20 @@ from dagster._core.definitions.data_version import CachingStaleStatusResolver
 from dagster._time import get_current_datetime
 
 from rag_assets.answering.answerer import with_titles
-from rag_assets.defs.external_sources import changed_source_events, source_versions
+from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.ann import HnswIndex
-from rag_assets.retrieval.lexical import BM25Index, IndexUnreadable
+from rag_assets.retrieval.lexical import IndexUnreadable
 from rag_assets.retrieval.search import ChunkIndex
 
 # The sources the served index is built from, and the asset that reads each (questions are not served).
-SOURCE_READERS = {"corpus_files": "corpus_snapshot", "embedding_model": "embeddings", "chunker_settings": "chunk_sets"}
+SOURCE_READERS = {
+    "corpus_files": "corpus_snapshot",
+    "embedding_model": "embeddings",
+    "chunker_settings": "chunk_sets",
+    "bm25_settings": "bm25_index",
+}
 
 
 class IndexNotReady(RuntimeError):
@@ -50,9 +55,7 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
     Source versions (corpus folder, embedding model, chunker settings) are compared with the
     ones last recorded without recording anything, so an edit made since then is seen now."""
     problems = []
-    for event in changed_source_events(
-        instance, source_versions(defs.resources["dataset"], defs.resources["embedder"])
-    ):
+    for event in changed_source_events(instance, versions_of(defs.resources)):
         source = event.asset_key.to_user_string()
         if source in SOURCE_READERS and event.partition in (None, strategy):
             reader = label(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
@@ -140,9 +143,7 @@ def load_index(
         _load(layout, "corpus_snapshot"),
     )
     try:
-        index = ChunkIndex.from_tables(
-            strategy, chunks, vectors, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot
-        )
+        index = ChunkIndex.open(layout, strategy, chunks, vectors, model_identity, snapshot)
     except IndexUnreadable as exc:
         raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
     except ValueError as exc:  # IdentityMismatch and misaligned vectors included

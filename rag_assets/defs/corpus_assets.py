@@ -20,6 +20,7 @@ from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
 from rag_assets.defs.resources import ComputeResource, DatasetResource
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
+from rag_assets.ingest.access import names_differing_by_case
 from rag_assets.ingest.extractors import EXTRACTORS
 
 EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS.values()}))
@@ -50,6 +51,12 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, co
     for entry in listing.skipped:
         context.log.info(f"skipped: {entry['path']}: {entry['why']}")
     counts = corpus.ledger(frame)
+    by_case = names_differing_by_case(frame)
+    for names in by_case:
+        context.log.warning(
+            f"tenant names {', '.join(names)} differ only by case: names are case-sensitive, so these are "
+            "different tenants; write them alike if they are one"
+        )
     notes = {r.path: json.loads(r.notes) for r in frame.itertuples() if r.status == "ok" and json.loads(r.notes)}
     duplicates = frame["document_id"][frame["document_id"].duplicated()].tolist()
     yield Output(
@@ -72,6 +79,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, co
             else MetadataValue.md("none"),
             "extraction_notes": MetadataValue.json(notes),
             "restricted_documents": int(frame["access"].notna().sum()),
+            "tenant_names_differing_by_case": MetadataValue.json(by_case),
             "engine": "ray" if engine else "local",
         },
     )

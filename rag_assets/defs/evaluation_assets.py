@@ -3,6 +3,7 @@
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,6 @@ from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.ground_truth import Sample
-from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries, run_queries_on
 
@@ -45,6 +45,7 @@ def retrieval_runs(
     generator: GeneratorResource,
     compute: ComputeResource,
     data_dir: DataDirResource,
+    corpus_snapshot: pd.DataFrame,
     ground_truth: pd.DataFrame,
     chunk_sets: LazyTables,
     embeddings: LazyTables,
@@ -86,13 +87,10 @@ def retrieval_runs(
     for strategy in strategies:
         chunks = chunk_sets[strategy]()
         stamps[strategy] = {s: chunks[s].iloc[0] if len(chunks) else None for s in ("corpus_hash", "chunker")}
-        index = ChunkIndex.from_tables(
-            strategy,
-            chunks,
-            embeddings[strategy](),
-            BM25Index.load(data_dir.layout.bm25(strategy)),
-            model.identity,
+        index = ChunkIndex.open(
+            data_dir.layout, strategy, chunks, embeddings[strategy](), model.identity, corpus_snapshot
         )
+        stamps[strategy]["bm25"] = json.dumps(asdict(index.bm25.settings), sort_keys=True)  # what it was built with
         del chunks
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
         if engine and not rerankers:  # a reranker's model stays in this process: so does its strategy
@@ -110,11 +108,10 @@ def retrieval_runs(
             )
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
     runs = pd.concat(frames, ignore_index=True)
-    for stamp in ("corpus_hash", "chunker"):  # provenance, as each chunk set recorded it
+    for stamp in ("corpus_hash", "chunker", "bm25"):  # provenance, as each chunk set and index recorded it
         runs[stamp] = runs["strategy"].map({s: recorded[stamp] for s, recorded in stamps.items()})
     runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
     runs["model_id"] = model.identity
-    runs["bm25"] = json.dumps(vars(retrieval.bm25()), sort_keys=True)
     runs["reranker_model"] = runs["retriever"].map({r.name: r.model for r in (reranker, llm_reranker) if r is not None})
     latency = {
         r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}

@@ -1,5 +1,6 @@
-"""What the graph reads from outside: the corpus folder, the embedding model, the chunker
-settings. Each is an external asset whose data version is its content hash or identity.
+"""What the graph reads from outside: the corpus folder, the questions, the embedding model,
+the chunker settings and the BM25 settings. Each is an external asset whose data version is
+its content hash or identity.
 
 A new version is recorded (as a run-less materialisation carrying `dagster/data_version`)
 only when it differs from the last one recorded, by `rag-assets run` before it starts and
@@ -24,7 +25,7 @@ from dagster._core.definitions.data_version import DATA_VERSION_TAG
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
-from rag_assets.defs.resources import DatasetResource, EmbedderResource
+from rag_assets.defs.resources import DatasetResource, EmbedderResource, RetrievalSettings
 from rag_assets.ingest import corpus
 
 corpus_files = AssetSpec(
@@ -48,15 +49,23 @@ chunker_settings = AssetSpec(
     partitions_def=strategy_partitions,
     description="Each strategy's settings; data version: their fingerprint.",
 )
-SOURCES = [corpus_files, questions_file, embedding_model, chunker_settings]
+bm25_settings = AssetSpec(
+    "bm25_settings",
+    group_name="sources",
+    description="The BM25 variant, k1, b and analyzer every bm25_index is built with; data version: their fingerprint.",
+)
+SOURCES = [corpus_files, questions_file, embedding_model, chunker_settings, bm25_settings]
 
 
-def source_versions(dataset: DatasetResource, embedder: EmbedderResource) -> list[tuple[AssetKey, str | None, str]]:
+def source_versions(
+    dataset: DatasetResource, embedder: EmbedderResource, retrieval: RetrievalSettings
+) -> list[tuple[AssetKey, str | None, str]]:
     """(source, partition, current data version) for every source."""
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
         (questions_file.key, None, corpus.file_digest(dataset.dataset().questions_path)),
         (embedding_model.key, None, embedder.identity()),
+        (bm25_settings.key, None, retrieval.bm25().fingerprint()),
     ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
     return out
@@ -88,19 +97,26 @@ def with_observations(events: list[AssetMaterialization]) -> list:
     return [AssetObservation(e.asset_key, partition=e.partition, tags=e.tags) for e in events if e.partition] + events
 
 
-def record_source_versions(
-    instance: DagsterInstance, dataset: DatasetResource, embedder: EmbedderResource
-) -> list[str]:
-    """Record the sources whose version changed; return their names."""
-    events = changed_source_events(instance, source_versions(dataset, embedder))
+def versions_of(resources) -> list[tuple[AssetKey, str | None, str]]:
+    """`source_versions` over a Definitions' resources."""
+    return source_versions(resources["dataset"], resources["embedder"], resources["retrieval"])
+
+
+def record_source_versions(instance: DagsterInstance, resources) -> list[str]:
+    """Record the sources whose version changed (`resources`: the Definitions'); return their names."""
+    events = changed_source_events(instance, versions_of(resources))
     for event in with_observations(events):
         instance.report_runless_asset_event(event)
     return [label(e.asset_key, e.partition) for e in events]
 
 
 @sensor(default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=60)
-def source_versions_sensor(context: SensorEvaluationContext, dataset: DatasetResource, embedder: EmbedderResource):
+def source_versions_sensor(
+    context: SensorEvaluationContext,
+    dataset: DatasetResource,
+    embedder: EmbedderResource,
+    retrieval: RetrievalSettings,
+):
     """Records a new data version for each source that changed since the last tick."""
-    return SensorResult(
-        asset_events=with_observations(changed_source_events(context.instance, source_versions(dataset, embedder)))
-    )
+    versions = source_versions(dataset, embedder, retrieval)
+    return SensorResult(asset_events=with_observations(changed_source_events(context.instance, versions)))

@@ -13,7 +13,6 @@ from rag_assets.defs.resources import DataDirResource, EmbedderResource, Generat
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
-from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex
 
 
@@ -58,13 +57,7 @@ def generation_eval(
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
     model = embedder.get()
     chunks = chunk_sets[strategy]()  # the serving strategy's tables only
-    index = ChunkIndex.from_tables(
-        strategy,
-        chunks,
-        embeddings[strategy](),
-        BM25Index.load(data_dir.layout.bm25(strategy)),
-        model.identity,
-    )
+    index = ChunkIndex.open(data_dir.layout, strategy, chunks, embeddings[strategy](), model.identity, corpus_snapshot)
     lm = generator.get()
     answerer = build_answerer(
         index,

@@ -130,7 +130,11 @@ def embeddings(
 
 
 @asset(
-    group_name="indexing", partitions_def=strategy_partitions, code_version="bm25-1", automation_condition=AUTOMATION
+    group_name="indexing",
+    partitions_def=strategy_partitions,
+    code_version="bm25-1",
+    deps=["bm25_settings"],
+    automation_condition=AUTOMATION,
 )
 def bm25_index(
     context: AssetExecutionContext, data_dir: DataDirResource, retrieval: RetrievalSettings, chunk_sets: pd.DataFrame

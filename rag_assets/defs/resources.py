@@ -57,7 +57,7 @@ class DataDirResource(ConfigurableResource):
     root: str
 
     def setup_for_execution(self, context) -> None:
-        locking.shared(self.root)
+        locking.shared(self.root, log=context.log.info if context.log else None)
 
     @property
     def layout(self) -> DataDir:

@@ -10,16 +10,19 @@ not a valid tenant name, raises BadAccessList and the document is indexed for no
 (`access: []`, or an empty sidecar) means nobody but the operator.
 
 Tenant names: 1 to 128 characters of ASCII letters, digits and `. _ - @`, starting with a
-letter or digit. Anything else (`*` included) is refused wherever a name is read, so no
-name can collide with the operator's view, which is a value of its own (ALL_TENANTS) that
-only the `--all-tenants` flag and the evaluation assets use.
+letter or digit, compared exactly: `Team-A` and `team-a` are two tenants. Anything else (`*`
+included) is refused wherever a name is read, so no name can collide with the operator's view,
+which is a value of its own (ALL_TENANTS) that only the `--all-tenants` flag and the
+evaluation assets use.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 import pandas as pd
@@ -74,11 +77,36 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def read_sidecar(path: Path) -> list[str] | None:
-    """The access list in `<path>.access`, None when there is no sidecar."""
+def read_sidecar(path: Path, inside=None) -> list[str] | None:
+    """The access list in `<path>.access`, None when there is no entry of that name at all.
+
+    An entry that exists in any form and is not a regular file that can be read (a dangling or
+    looping link, a folder, a FIFO, a socket, a device, a link out of the dataset where
+    `inside(target)` says so) is BadAccessList: it meant to restrict the document, so the
+    document fails closed. A FIFO is never opened (open() would wait for a writer for ever)."""
     sidecar = sidecar_of(path)
-    if not sidecar.is_file():
+    try:
+        os.lstat(sidecar)
+    except FileNotFoundError:
         return None
+    except OSError as exc:  # a name over the file system's limit, say: it cannot be checked
+        raise BadAccessList(f"access sidecar {sidecar.name!r} cannot be checked ({exc.strerror or exc})") from None
+    if sidecar.is_symlink():
+        try:
+            target = sidecar.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise BadAccessList(
+                f"access sidecar {sidecar.name} is a broken symbolic link: fix it or remove it"
+            ) from None
+        if inside is not None and not inside(target):
+            raise BadAccessList(f"access sidecar {sidecar.name} is a link out of the dataset folder: never read")
+    try:
+        mode = os.stat(sidecar).st_mode
+    except OSError as exc:
+        raise BadAccessList(f"access sidecar {sidecar.name} cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
+        raise BadAccessList(f"access sidecar {sidecar.name} is {kind}: make it a text file or remove it")
     try:
         text = sidecar.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -91,6 +119,17 @@ def access_by_document(snapshot: pd.DataFrame) -> dict[str, frozenset[str] | Non
     return {
         d: None if pd.isna(a) else frozenset(json.loads(a)) for d, a in zip(snapshot["document_id"], snapshot["access"])
     }
+
+
+def names_differing_by_case(snapshot: pd.DataFrame) -> list[list[str]]:
+    """Groups of tenant names in the snapshot's access lists that differ only by case
+    (`Team-A`, `team-a`): names are case-sensitive, so these are different tenants, which is
+    rarely what was meant."""
+    groups: dict[str, set[str]] = {}
+    for names in access_by_document(snapshot).values():
+        for name in names or ():
+            groups.setdefault(name.casefold(), set()).add(name)
+    return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
 
 
 def describe_viewer(tenant: str | Scope | None) -> str:

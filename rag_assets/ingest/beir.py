@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from rag_assets.ingest.dataset import Dataset, write_questions
+from rag_assets.ingest.staging import ImportRefused, staged_folder
 
 
 def _file_name(doc_id: str) -> str:
@@ -29,23 +30,32 @@ def _jsonl(path: Path):
                 try:
                     yield json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+                    raise ImportRefused(f"{path}:{number}: invalid JSON ({exc.msg})") from None
 
 
 def import_beir(folder: Path, out: Path, split: str = "test") -> dict:
     folder = Path(folder)
     needed = [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"]
-    missing = [str(p.relative_to(folder)) for p in needed if not p.exists()]
+    if not folder.is_dir():
+        raise ImportRefused(f"{folder} is not a folder: give the BEIR data set's folder")
+    missing = [str(p.relative_to(folder)) for p in needed if not p.is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} is not a BEIR data set: missing {', '.join(missing)}")
-    dataset = Dataset(Path(out))
+        raise ImportRefused(f"{folder} is not a BEIR data set: missing {', '.join(missing)}")
+    with staged_folder(out) as staged:
+        try:
+            return _write(needed, Dataset(staged))
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+            raise ImportRefused(f"{folder} is not a BEIR data set: {type(exc).__name__} {exc}") from None
+
+
+def _write(needed: list[Path], dataset: Dataset) -> dict:
     dataset.documents_dir.mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
     for doc in _jsonl(needed[0]):
         doc_id, title, text = str(doc["_id"]), (doc.get("title") or "").strip(), (doc.get("text") or "").strip()
         name = _file_name(doc_id)
         if name in paths.values():
-            raise ValueError(f"two corpus ids map to the file name {name}; rename one of them")
+            raise ImportRefused(f"two corpus ids map to the file name {name}; rename one of them")
         paths[doc_id] = name
         body = f"# {title}\n\n{text}\n" if title else f"{text}\n"
         (dataset.documents_dir / name).write_text(body, encoding="utf-8")

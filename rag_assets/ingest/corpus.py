@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,10 +130,10 @@ def list_folder(documents_dir: Path) -> Listing:
                 listing.skipped.append(
                     {"path": rel + ("/" if is_dir else ""), "why": SKIP_RULES["hidden_folder" if is_dir else "hidden"]}
                 )
+            elif is_sidecar_name(e.name, names):
+                pass  # read with its document, whatever kind of entry it is
             elif e.name.endswith(SIDECAR_SUFFIX) and not is_dir:
-                document = e.name[: -len(SIDECAR_SUFFIX)]
-                if document not in names or document.startswith("."):
-                    listing.skipped.append({"path": rel, "why": SKIP_RULES["orphan_sidecar"]})
+                listing.skipped.append({"path": rel, "why": SKIP_RULES["orphan_sidecar"]})
             elif e.is_symlink():
                 try:
                     target = location.resolve(strict=True)
@@ -180,13 +181,17 @@ def list_folder(documents_dir: Path) -> Listing:
     return listing
 
 
-def _access(entry: FolderEntry, listing: Listing) -> list[str] | None:
-    """The entry's sidecar access list (None: no sidecar); a sidecar that is a link out of
-    the dataset is refused like any such link, and the document with it."""
-    sidecar = sidecar_of(entry.location)
-    if sidecar.is_symlink() and not listing.inside(sidecar.resolve()):
-        raise BadAccessList(f"access sidecar {sidecar.name} is a link out of the dataset folder: never read")
-    return read_sidecar(entry.location)
+def is_sidecar_name(name: str, names: set[str]) -> bool:
+    """Whether the entry `name` of a folder holding `names` is its document's access sidecar."""
+    document = name[: -len(SIDECAR_SUFFIX)]
+    return name.endswith(SIDECAR_SUFFIX) and document in names and not document.startswith(".")
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
 
 
 def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYTES) -> dict:
@@ -201,6 +206,13 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
 
     if entry.failure:
         return failed(*entry.failure)
+    name_bytes = len(os.fsencode(entry.location.name))
+    if name_bytes + len(SIDECAR_SUFFIX) > _name_max(entry.location.parent):
+        return failed(
+            "name_too_long",
+            f"the file name is {name_bytes} bytes: its access sidecar ({SIDECAR_SUFFIX}) could not be named on "
+            "this file system, so it could never be restricted; shorten the name",
+        )
     path = entry.target
     try:
         size = path.stat().st_size
@@ -224,7 +236,7 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
     if not raw:
         return failed("empty", "empty file (0 bytes): nothing to index")
     try:
-        sidecar = _access(entry, listing)
+        sidecar = read_sidecar(entry.location, listing.inside)
     except BadAccessList as exc:
         return failed("bad_access_list", str(exc))
     try:
@@ -328,9 +340,28 @@ def folder_hash(documents_dir: Path) -> str:
 
     listing = list_folder(documents_dir)
     return _content_hash(
-        (e.relative, sha(e.target) if e.target else e.failure[0], *extractor(e.relative), sha(sidecar_of(e.location)))
+        (e.relative, sha(e.target) if e.target else e.failure[0], *extractor(e.relative), sidecar_state(e.location))
         for e in listing.documents
     )
+
+
+def sidecar_state(path: Path) -> str | None:
+    """What a document's sidecar is now, without ever opening anything but a regular file (a
+    FIFO would block): None when there is none, its sha256 when it is a file, else its kind."""
+    sidecar = sidecar_of(path)
+    try:
+        os.lstat(sidecar)
+        mode = os.stat(sidecar).st_mode
+    except FileNotFoundError:
+        return "broken_link" if sidecar.is_symlink() else None
+    except OSError as exc:
+        return f"error:{exc.errno}"
+    if not stat.S_ISREG(mode):
+        return f"mode:{stat.S_IFMT(mode)}"
+    try:
+        return file_digest(sidecar)
+    except OSError as exc:
+        return f"error:{exc.errno}"
 
 
 def ledger(frame: pd.DataFrame) -> dict:

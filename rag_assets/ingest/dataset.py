@@ -35,8 +35,12 @@ class Dataset:
         if missing:
             raise FileNotFoundError(
                 f"{self.root} is not a dataset: missing {', '.join(missing)} "
-                "(expected documents/ and questions.jsonl; see the README, 'The native dataset format')"
+                "(expected documents/ and questions.jsonl; see docs/dataset-format.md)"
             )
+        if not self.documents_dir.is_dir():
+            raise FileNotFoundError(f"{self.root} is not a dataset: {self.documents_dir} is not a folder")
+        if self.questions_path.is_dir():
+            raise FileNotFoundError(f"{self.root} is not a dataset: {self.questions_path} is a folder, not a file")
         return self
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pysbd
 
 from rag_assets.ingest.dataset import Dataset, write_questions
+from rag_assets.ingest.staging import ImportRefused, staged_folder
 
 
 def _nfc(s: str) -> str:
@@ -46,19 +47,47 @@ def needle_for(context: str, sentences: list[tuple[int, int]], answer_start: int
     return context[covering[0][0] : covering[-1][1]].strip()
 
 
+def _read_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ImportRefused(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise ImportRefused(f"{path} is a folder, not a SQuAD JSON file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportRefused(f"{path} is not JSON ({exc})") from None
+
+
 def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = None) -> dict:
-    """Write `out/documents/*.md` and `out/questions.jsonl`; return counts.
+    """Write `out/documents/*.md` and `out/questions.jsonl` (all or nothing); return counts.
 
     `extra_questions` (native JSONL, e.g. a hand-written out-of-domain set) is appended
     after the SQuAD questions."""
-    data = json.loads(Path(squad_json).read_text(encoding="utf-8"))
-    if "data" not in data:
-        raise ValueError(f"{squad_json} is not SQuAD JSON: no top-level `data` list")
-    dataset = Dataset(Path(out))
+    data = _read_json(squad_json)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ImportRefused(f"{squad_json} is not SQuAD JSON: no top-level `data` list")
+    extra = []
+    if extra_questions is not None:
+        try:
+            lines = Path(extra_questions).read_text(encoding="utf-8").splitlines()
+            extra = [json.loads(line) for line in lines if line.strip()]
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ImportRefused(f"cannot read the extra questions {extra_questions}: {exc}") from None
+    with staged_folder(out) as folder:
+        try:
+            counts = _write(data["data"], Dataset(folder), extra)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ImportRefused(
+                f"{squad_json} is not SQuAD 2.0 JSON: {type(exc).__name__} {exc} while reading its articles"
+            ) from None
+    return counts
+
+
+def _write(articles: list, dataset: Dataset, extra: list[dict]) -> dict:
     dataset.documents_dir.mkdir(parents=True, exist_ok=True)
     segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
     records, counts, used = [], {"documents": 0, "answerable": 0, "unanswerable": 0, "extra": 0}, set()
-    for article in data["data"]:
+    for article in articles:
         title = article["title"].replace("_", " ")
         contexts = []
         for paragraph in article["paragraphs"]:
@@ -80,11 +109,7 @@ def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = Non
         text = f"# {title}\n\n" + "\n\n".join(contexts) + "\n"
         (dataset.documents_dir / _file_name(title, used)).write_text(text, encoding="utf-8")
         counts["documents"] += 1
-    if extra_questions is not None:
-        extra = [
-            json.loads(line) for line in Path(extra_questions).read_text(encoding="utf-8").splitlines() if line.strip()
-        ]
-        records.extend(extra)
-        counts["extra"] = len(extra)
+    records.extend(extra)
+    counts["extra"] = len(extra)
     write_questions(dataset.questions_path, records)
     return counts

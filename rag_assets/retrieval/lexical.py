@@ -64,6 +64,10 @@ class BM25Settings:
         if self.analyzer not in ANALYZERS:
             raise ValueError(f"BM25 analyzer must be one of {', '.join(ANALYZERS)}, got {self.analyzer!r}")
 
+    def fingerprint(self) -> str:
+        """What decides an index's content, as one string: the bm25_settings source's data version."""
+        return json.dumps(asdict(self), sort_keys=True)
+
 
 class Tokenizer:
     def __init__(self, analyzer: str = DEFAULT_ANALYZER):

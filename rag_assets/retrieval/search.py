@@ -59,8 +59,11 @@ class ChunkIndex:
             return None
         if tenant is not None:
             check_tenant(tenant)
-        if self.access is None:
-            return None
+        if self.access is None:  # never guess: without the lists every row could be anyone's
+            raise ValueError(
+                f"the index of strategy {self.strategy} carries no access lists, so it can only answer for all "
+                "tenants (the operator's view): build it with the corpus snapshot"
+            )
         return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
 
     @classmethod
@@ -75,7 +78,8 @@ class ChunkIndex:
     ) -> ChunkIndex:
         """One strategy's materialised tables as an index, refused (ValueError) unless the vectors
         come from the model that embeds the queries and encode exactly these chunk texts. With
-        the corpus snapshot, each chunk carries its document's access list."""
+        the corpus snapshot, each chunk carries its document's access list; without it the index
+        answers only for ALL_TENANTS."""
         require_identity(embeddings["model_id"], model_identity, f"embeddings[{strategy}]")
         if embeddings["chunk_id"].tolist() != chunks["chunk_id"].tolist() or embeddings["text_sha256"].tolist() != [
             text_key(t) for t in chunks["text"]
@@ -89,6 +93,23 @@ class ChunkIndex:
             lists = access_by_document(snapshot)
             access = [lists[d] for d in chunks["document_id"]]
         return cls(strategy, chunks["chunk_id"].tolist(), chunks["text"].tolist(), vectors_of(embeddings), bm25, access)
+
+    @classmethod
+    def open(
+        cls,
+        layout,
+        strategy: str,
+        chunks: pd.DataFrame,
+        embeddings: pd.DataFrame,
+        model_identity: str,
+        snapshot: pd.DataFrame,
+    ) -> ChunkIndex:
+        """The one way a materialised strategy becomes an index (retrieval_runs, generation_eval,
+        `ask`): its tables, the BM25 index saved in the data dir `layout`, and the snapshot's
+        access lists. IndexUnreadable for a damaged BM25 index, ValueError for misaligned tables."""
+        return cls.from_tables(
+            strategy, chunks, embeddings, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot
+        )
 
     def __post_init__(self):
         if not (len(self.chunk_ids) == len(self.texts) == len(self.vectors) == self.bm25.n_docs):
