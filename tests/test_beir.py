@@ -56,3 +56,15 @@ def test_document_level_metrics_through_the_graph(beir_folder, tmp_path, monkeyp
     assert set(ndcg.index) == {"dense", "bm25", "hybrid"}  # the LLM reranker is opt-in
     assert (ndcg["k"] == 10).all() and (ndcg["n_queries"] == 2).all()
     assert ndcg.at["bm25", "value"] == pytest.approx(hits.xs("bm25")["ndcg_10"].mean())
+
+
+def test_a_query_judged_only_at_grade_zero_is_left_out_as_trec_eval_does(beir_folder, tmp_path):
+    main(["import", "beir", str(beir_folder), "--out", str(tmp_path / "x")])
+    snap = corpus.snapshot(tmp_path / "x" / "documents")
+    records = [
+        {"id": "zero", "phrasings": ["zebras?"], "kind": "answerable", "relevant": {"d1.md": 0}},
+        {"id": "one", "phrasings": ["zebras?"], "kind": "answerable", "relevant": {"d1.md": 1, "d2.md": 0}},
+    ]
+    truth, rejects = gt.validate(records, snap)
+    assert truth["question_id"].tolist() == ["one"]
+    assert rejects["question_id"].tolist() == ["zero"] and "grade 0" in rejects["reason"].iloc[0]

@@ -10,6 +10,7 @@ from rag_assets.answering.citations import build_context, fragment_range
 from rag_assets.answering.generation import LocalLM
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
+from rag_assets.ingest.access import access_by_document
 from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
@@ -35,6 +36,7 @@ def pump(tmp_path_factory):
         chunks["text"].tolist(),
         embedder.encode(chunks["text"].tolist()),
         BM25Index.build(chunks["text"].tolist()),
+        [access_by_document(snap)[d] for d in chunks["document_id"]],  # every document public
     )
     return snap, chunks, index, embedder
 

@@ -38,3 +38,27 @@ def test_only_this_hosts_dead_runs_are_marked_failed():
             "d": DagsterRunStatus.STARTED,
             "e": DagsterRunStatus.FAILURE,
         }
+
+
+def test_runs_left_queued_by_a_stopped_ui_are_cancelled_at_the_next_ui_start(tmp_path):
+    from dagster import DagsterInstance
+
+    from rag_assets.app.instance import cancel_abandoned_queue, instance_yaml
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(instance_yaml(postgres=False))
+    with DagsterInstance.from_config(str(home)) as instance:
+        # what the UI's run queue holds: a run with the origin a daemon would launch it from
+        from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+
+        origin = RemoteJobOrigin(
+            RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("rag_assets"), "__repository__"), "corpus"
+        )
+        instance.add_run(
+            DagsterRun(job_name="corpus", run_id="queued-1", status=DagsterRunStatus.QUEUED, remote_job_origin=origin)
+        )
+        _started(instance, "started-1", run_tags())
+        assert cancel_abandoned_queue(instance, home) == ["queued-1"]
+        status = {r.run_id: r.status for r in instance.get_runs()}
+    assert status == {"queued-1": DagsterRunStatus.CANCELED, "started-1": DagsterRunStatus.STARTED}

@@ -200,3 +200,51 @@ def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
     refused = subprocess.run([*CLI, *arguments], env={**os.environ, **CLEAN_ENV}, capture_output=True, text=True)
     assert refused.returncode == 2 and f"no Ray cluster answers at {address}" in refused.stderr
     assert not (tmp_path / "data" / "dagster_home").exists()  # nothing started
+
+
+def _in_group(pgid: int) -> list[int]:
+    out = subprocess.run(["ps", "-eo", "pid=,pgid="], capture_output=True, text=True).stdout.split()
+    return [int(p) for p, g in zip(out[::2], out[1::2]) if int(g) == pgid]
+
+
+def test_engine_ray_without_an_address_starts_its_own_cluster_on_a_fresh_machine(tmp_path):
+    """As a new user runs it: no cluster, no ~/.ray, no Ray settings in the environment. The
+    cluster started for the run goes with it."""
+    from conftest import write_dataset
+
+    dataset = write_dataset(tmp_path / "dataset")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(CLEAN_ENV, HOME=str(tmp_path / "home"))  # the int8 encoder is built from the packaged weights there
+    driver = subprocess.Popen(
+        [
+            *CLI,
+            "run",
+            "--dataset",
+            str(dataset),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--strategies",
+            "E",
+            "--no-llm",
+            "--engine",
+            "ray",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = (stream.decode() for stream in driver.communicate(timeout=900))
+        deadline = time.time() + 30
+        while _in_group(driver.pid) and time.time() < deadline:  # Ray's own processes stop after the driver
+            time.sleep(0.5)
+        leftover = _in_group(driver.pid)
+    finally:
+        if _in_group(driver.pid):
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 0, out[-2000:] + err[-3000:]
+    assert "all asset checks passed" in out and "Authentication" not in err
+    snapshot = pd.read_parquet(tmp_path / "data" / "assets" / "corpus_snapshot.parquet")
+    assert (snapshot["status"] == "ok").sum() == 2
+    assert leftover == [], f"processes of the run's own cluster outlived it: {leftover}"

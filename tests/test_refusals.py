@@ -87,7 +87,7 @@ def test_a_healthy_index_is_served(copy, capsys):
             "chunk_sets[E] cannot be read",
         ),
         (lambda d: d.table("corpus_snapshot").unlink(), "corpus_snapshot cannot be read"),
-        (lambda d: shutil.rmtree(d.bm25("E")), "bm25_index[E] cannot be read"),
+        (lambda d: shutil.rmtree(d.bm25("E").resolve()), "bm25_index[E] cannot be read"),
         (lambda d: (d.bm25("E") / "params.index.json").write_text("{not json"), "bm25_index[E] cannot be read"),
         (lambda d: (d.bm25("E") / "data.csc.index.npy").write_bytes(b"\x93NUMPY"), "bm25_index[E] cannot be read"),
     ],
@@ -109,9 +109,9 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
     ):
         code, out, err = ask(capsys, dataset, data_dir, *extra)
         assert code == 2 and out == "" and message in err and "Traceback" not in err
-    code, _, err = ask(capsys, tmp_path / "no-dataset", data_dir)
+    code, _, err = ask(capsys, tmp_path / "no-dataset", tmp_path / "fresh")
     assert code == 2
-    one_line_refusal(err, "is not a dataset: missing documents, questions.jsonl")
+    one_line_refusal(err, "is not a dataset: missing documents, questions.jsonl", "docs/dataset-format.md")
     code, _, err = ask(capsys, dataset, tmp_path / "typo")
     assert code == 2 and not (tmp_path / "typo").exists()  # never created
     one_line_refusal(err, "nothing has been materialised in", "rag-assets run --data-dir")
@@ -323,3 +323,140 @@ def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(b
     with DagsterInstance.from_config(str(home)) as instance:
         statuses = [r.status for r in instance.get_runs()]
     assert DagsterRunStatus.STARTED not in statuses and statuses.count(DagsterRunStatus.FAILURE) == 1
+
+
+def refused(capsys, argv, *expected) -> str:
+    """`argv` is refused with exit code 2 and one line naming `expected`, no traceback."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse refuses arguments itself
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1 and all(e in lines[0] for e in expected), err
+    return lines[0]
+
+
+def test_a_data_dir_remembers_its_dataset(copy, capsys, tmp_path):
+    """`ask` and `run` without --dataset use the one the data dir was built from; another one
+    is refused unless --switch-dataset says so."""
+    dataset, data_dir = copy
+    assert json.loads((data_dir / "dataset.json").read_text())["dataset"] == str(dataset.resolve())
+    code = main(["ask", "--data-dir", str(data_dir), "--json", QUESTION])  # no --dataset: the recorded one
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out)["refused"], err
+    other = write_dataset(tmp_path / "other")
+    refused(capsys, ["run", "--dataset", str(other), "--data-dir", str(data_dir), *RUN], "was built from the dataset")
+    refused(capsys, ["ask", "--dataset", str(other), "--data-dir", str(data_dir), QUESTION], "--switch-dataset")
+    assert main(["run", "--dataset", str(other), "--data-dir", str(data_dir), "--switch-dataset", *RUN]) == 0
+    assert json.loads((data_dir / "dataset.json").read_text())["dataset"] == str(other.resolve())
+
+
+def test_data_dirs_and_outputs_that_cannot_be_written_are_refused_in_one_line(built, capsys, tmp_path):
+    dataset, data = built
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    for data_dir in (a_file, "/dev/full/data", "/proc/rag-assets-data", a_file / "below"):
+        refused(
+            capsys,
+            ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN],
+            "cannot write to the data dir",
+        )
+    refused(capsys, ["export", "trec", "--data-dir", str(data), "--out", str(a_file)], "cannot write the TREC files")
+    bad = tmp_path / "bad-dataset"
+    (bad).mkdir()
+    (bad / "documents").write_text("a file where the folder should be")
+    (bad / "questions.jsonl").write_text("")
+    refused(capsys, ["run", "--dataset", str(bad), "--data-dir", str(tmp_path / "d"), *RUN], "is not a folder")
+    for value in ("-1", "0", "nan", "inf", "lots"):
+        refused(capsys, ["run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "d"), "--max-file-mb", value])
+    refused(capsys, ["ui", "--data-dir", str(tmp_path / "d"), "--port", "70000"], "a TCP port")
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_read_only_data_dir_is_refused_by_run_in_one_line(built):
+    """As a user who may not write there (root may write anywhere, so the child drops to nobody)."""
+    import tempfile
+
+    dataset, _ = built
+    with tempfile.TemporaryDirectory() as parent:  # traversable by nobody, unlike pytest's tmp_path
+        os.chmod(parent, 0o755)
+        data_dir = Path(parent) / "read-only"
+        data_dir.mkdir(mode=0o555)
+        cmd = [
+            sys.executable,
+            "-m",
+            "rag_assets.app.cli",
+            "run",
+            "--dataset",
+            str(dataset),
+            "--data-dir",
+            str(data_dir),
+        ]
+        if os.geteuid() == 0:
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        env = {**os.environ, "HOME": parent, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+        result = subprocess.run([*cmd, *RUN], env=env, capture_output=True, text=True, timeout=300, cwd=parent)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        assert "cannot write to the data dir" in result.stderr and "Permission denied" in result.stderr
+        assert list(data_dir.iterdir()) == []
+
+
+def test_a_question_that_is_not_utf8_is_refused_in_one_line(copy, capsys):
+    dataset, data_dir = copy
+    question = os.fsdecode(b"What is \xff\xfe?")  # what argv holds for bytes that are not UTF-8
+    refused(capsys, ["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), question], "not valid UTF-8")
+
+
+needs_mounts = pytest.mark.skipif(
+    os.geteuid() != 0, reason="a full disk is a tmpfs mounted in a private namespace (root)"
+)
+
+
+def _in_namespace(script: str, *cmd: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    return subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "sh",
+            "-c",
+            f'{script} && exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "rag_assets.app.cli",
+            *cmd,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@needs_mounts
+def test_a_run_on_a_full_disk_stops_in_one_line(built, tmp_path):
+    dataset, _ = built
+    full = tmp_path / "full"
+    full.mkdir()
+    result = _in_namespace(
+        f"mount -t tmpfs -o size=1m tmpfs {full}", "run", "--dataset", str(dataset), "--data-dir", str(full), *RUN
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "No space left on device" in result.stderr or "disk I/O error" in result.stderr, result.stderr[-3000:]
+
+
+@needs_mounts
+def test_ask_with_its_temporary_folder_full_refuses_in_one_line(copy, tmp_path):
+    dataset, data_dir = copy
+    full = tmp_path / "tmp"
+    full.mkdir()
+    script = (
+        f"mount --bind {data_dir} {data_dir} && mount -o remount,ro,bind {data_dir} && "
+        f"mount -t tmpfs -o size=8k tmpfs {full} && export TMPDIR={full}"
+    )
+    result = _in_namespace(script, "ask", "--dataset", str(dataset), "--data-dir", str(data_dir), QUESTION)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    one_line_refusal(result.stderr, "cannot read the run history", "full?")

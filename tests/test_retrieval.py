@@ -65,13 +65,15 @@ def test_lucene_variant_matches_its_formula_by_hand():
 def test_bm25_saves_and_loads_the_same_index(tmp_path, bundled):
     chunks, truth = bundled
     index = BM25Index.build(chunks["text"].tolist(), BM25Settings(analyzer="snowball"))
-    index.save(tmp_path / "idx")
-    index.save(tmp_path / "idx")  # replacing an existing index works and leaves no temporary folder
+    for _ in range(3):  # replacing an existing index works and keeps the version before (a reader may be in it)
+        index.save(tmp_path / "idx")
     loaded = BM25Index.load(tmp_path / "idx")
     assert loaded.settings == index.settings
     for q in truth["query"].tolist()[:10]:
         assert np.array_equal(loaded.scores(q), index.scores(q))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names[-1] == "idx" and len(names) == 3 and all(n.startswith(".idx.v-") for n in names[:2]), names
+    assert (tmp_path / "idx").is_symlink() and (tmp_path / "idx").resolve().name in names
     with pytest.raises(IndexUnreadable, match="no BM25 index at"):
         BM25Index.load(tmp_path / "missing")
     empty = BM25Index.build([])  # a corpus with no chunk: an index of nothing, saved and loaded like any
@@ -187,3 +189,21 @@ def test_bm25_returns_only_chunks_that_match_and_hybrid_fuses_only_real_candidat
     assert all(s > 0 for s in runs.at["bm25", "scores"])
     fused = dict(zip(runs.at["hybrid", "chunk_ids"], runs.at["hybrid", "scores"]))
     assert fused["c0"] == pytest.approx(2 / 61) and all(fused[c] < 1 / 60 for c in ("c1", "c2", "c3"))  # dense only
+
+
+def test_document_level_rankings_reach_as_many_distinct_documents_as_asked():
+    """R@100 at document level means 100 documents: a chunked corpus needs more than 100 chunks
+    for that, and the ranking goes as deep as it takes (here 4 documents of 30 chunks each)."""
+    texts = [f"pump manual part {d} section {i} pressure valve" for d in range(4) for i in range(30)]
+    ids = [f"doc{d}::C-{i:04d}" for d in range(4) for i in range(30)]
+    vectors = np.eye(120, 8, dtype=np.float32) + 0.01
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = ChunkIndex("C", ids, texts, vectors, BM25Index.build(texts), [None] * 120)
+    queries = pd.DataFrame({"query_id": ["q"], "query": ["pressure valve section"]})
+    shallow = run_queries(index, queries, vectors[:1], np.zeros(1), depth=10)
+    deep = run_queries(index, queries, vectors[:1], np.zeros(1), depth=10, documents=4)
+    for retriever in ("dense", "bm25", "hybrid"):
+        chunks = deep.set_index("retriever").at[retriever, "chunk_ids"]
+        assert len({c.split("::")[0] for c in chunks}) == 4 and len(chunks) >= 10, retriever
+        assert len(shallow.set_index("retriever").at[retriever, "chunk_ids"]) == 10
+    assert len({c.split("::")[0] for c in shallow.set_index("retriever").at["bm25", "chunk_ids"]}) < 4

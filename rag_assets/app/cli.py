@@ -25,7 +25,9 @@ from rag_assets.app.instance import (
 from rag_assets.ingest.dataset import PROJECT_ROOT, Dataset
 from rag_assets.layout import DataDir
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console logger prints a failed step with its whole traceback: `run` keeps it quiet
+# and prints the run's warnings and one line per failed step itself (`--verbose`: Dagster's own).
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 class CommandError(Exception):
@@ -200,6 +202,39 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _run(args, dataset, strategies)
     except locking.DataDirBusy as exc:
         raise CommandError(str(exc)) from None
+    except Exception as exc:  # the disk, the database: say which in one line; what was written stays whole
+        cause = _root_cause(exc)
+        if not isinstance(cause, (OSError, *_database_errors())):
+            raise
+        print(
+            f"rag-assets run: error: the run stopped: {type(cause).__name__}: {cause} (data dir {data_dir}); "
+            "every file written before is whole and the next run resumes from it: free space or fix the disk, "
+            "then run again",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception an error was raised from (a database driver's, an OSError)."""
+    seen = set()
+    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return exc
+
+
+def _database_errors() -> tuple[type, ...]:
+    import sqlite3
+
+    errors: tuple[type, ...] = (sqlite3.OperationalError, sqlite3.DatabaseError)
+    try:
+        import psycopg2
+
+        errors += (psycopg2.OperationalError,)
+    except ImportError:
+        pass
+    return errors
 
 
 def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> int:
@@ -254,6 +289,9 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             )
             for line in report.add(result):
                 print(f"      {line}")
+            if not args.verbose:
+                for line in report.warnings_of(instance, result.run_id):
+                    print(f"      warning: {line}", file=sys.stderr)
             status = "ok" if result.success else "FAILED"
             print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
             if not result.success:
@@ -337,11 +375,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     lm = LocalLM(
         args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
     )  # loads nothing yet
-    with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
-        try:
+    try:
+        with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
-        except IndexNotReady as exc:
-            raise CommandError(str(exc)) from None
+    except IndexNotReady as exc:
+        raise CommandError(str(exc)) from None
+    except Exception as exc:  # a full disk under the instance (or under the private copy of it)
+        cause = _root_cause(exc)
+        if not isinstance(cause, (OSError, *_database_errors())):
+            raise
+        raise CommandError(
+            f"cannot read the run history of {data_dir}: {type(cause).__name__}: {cause} (is the disk, or the "
+            "temporary folder, full?)"
+        ) from None
     try:
         answerer = build_answerer(
             index,

@@ -1,5 +1,6 @@
 """Progress lines and the closing summary of `rag-assets run`, read from Dagster's events."""
 
+import logging
 from dataclasses import dataclass, field
 
 from dagster import AssetCheckSeverity
@@ -53,13 +54,31 @@ class RunReport:
                 lines.append(f"CHECK FAILED {name}: {details}")
         return lines
 
+    @staticmethod
+    def warnings_of(instance, run_id: str) -> list[str]:
+        """What the run's assets logged at WARNING or above (a failed document, rejected questions)."""
+        return [
+            e.user_message
+            for e in instance.all_logs(run_id)
+            if e.dagster_event is None and e.level >= logging.WARNING and e.user_message
+        ]
+
     @property
     def checks_passed(self) -> bool:
         return not self.failed_checks
 
     def failure(self, result) -> str:
-        errors = [e.message for e in result.all_events if e.is_failure]
-        return "run failed:\n" + "\n".join(errors)
+        """One line per failed step: its innermost error (the full traceback is in the run's
+        event log, which the UI shows)."""
+        lines = []
+        for event in result.all_events:
+            if not event.is_step_failure:
+                continue
+            error = event.event_specific_data.error
+            while error.cause is not None:
+                error = error.cause
+            lines.append(f"  {event.step_key}: {error.cls_name}: {error.message.strip().splitlines()[0]}")
+        return f"run {result.run_id[:8]} failed (its full log is in the UI):\n" + "\n".join(lines)
 
     def summary(self, seconds: float) -> str:
         out = [f"\n{self.materialized} materialisations in {seconds:.1f}s"]

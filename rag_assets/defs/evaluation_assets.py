@@ -10,7 +10,6 @@ import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets import storage
-from rag_assets.answering import refusal
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import LazyTables, OnDemand, all_strategies_lazily, columns_of, decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY
@@ -21,13 +20,21 @@ from rag_assets.defs.resources import (
     GeneratorResource,
     RetrievalSettings,
 )
-from rag_assets.evaluation import comparisons, metric_tables, plots, significance, significance_markdown
+from rag_assets.evaluation import (
+    comparisons,
+    metric_tables,
+    plots,
+    refusal_figures,
+    significance,
+    significance_markdown,
+    threshold_sweep,
+)
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.ground_truth import Sample
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
-from rag_assets.retrieval.search import ChunkIndex, run_queries, run_queries_on
+from rag_assets.retrieval.search import DOCUMENT_DEPTH, ChunkIndex, run_queries, run_queries_on
 
 
 @asset(
@@ -83,6 +90,8 @@ def retrieval_runs(
             llm_status = f"off: {exc}"
     context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
     engine = compute.runner(context.log.info)
+    # document-level questions are judged on 100 distinct documents, however many chunks that takes
+    documents = DOCUMENT_DEPTH if ground_truth["relevant"].notna().any() else None
     frames, stamps = [], {}
     for strategy in strategies:
         chunks = chunk_sets[strategy]()
@@ -94,7 +103,7 @@ def retrieval_runs(
         del chunks
         rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
         if engine and not rerankers:  # a reranker's model stays in this process: so does its strategy
-            frames.append(run_queries_on(engine, index, queries, query_vectors, encode_ms))
+            frames.append(run_queries_on(engine, index, queries, query_vectors, encode_ms, documents))
         else:
             frames.append(
                 run_queries(
@@ -104,6 +113,7 @@ def retrieval_runs(
                     encode_ms,
                     rerankers,
                     rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])},
+                    documents=documents,
                 )
             )
         context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
@@ -258,7 +268,7 @@ def refusal_sweep(
     check_same_inputs(retrieval_runs, columns_of(chunk_sets, "corpus_hash"), ground_truth)
     if retrieval_runs.empty:
         return Output(
-            pd.DataFrame(columns=refusal.SWEEP_COLUMNS),
+            pd.DataFrame(columns=threshold_sweep.SWEEP_COLUMNS),
             metadata={"skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"},
         )
     threshold, strategy = retrieval.refusal_threshold, retrieval.serving(set(retrieval_runs["strategy"]))
@@ -267,11 +277,11 @@ def refusal_sweep(
     runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
     chunks = chunk_sets[strategy]()
     texts = dict(zip(chunks["chunk_id"], chunks["text"]))
-    thresholds = sorted(set(refusal.GRID) | {threshold})
-    sweep = refusal.outcomes(runs, ground_truth, texts, thresholds)
-    best = refusal.best_distances(runs, ground_truth)
-    answer = refusal.answer_distances(runs, ground_truth, texts)
-    png = refusal.distance_histogram_png(best, threshold)
+    thresholds = sorted(set(threshold_sweep.GRID) | {threshold})
+    sweep = threshold_sweep.outcomes(runs, ground_truth, texts, thresholds)
+    best = threshold_sweep.best_distances(runs, ground_truth)
+    answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
+    png = refusal_figures.distance_histogram_png(best, threshold)
     storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
     shown = sorted(
         {min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)}
@@ -283,12 +293,12 @@ def refusal_sweep(
             "strategy": strategy,
             "configured_strategy": retrieval.serving_strategy,
             "operating_threshold": decimals(threshold),
-            "at_three_thresholds": MetadataValue.md(refusal.sweep_table(sweep, shown)),
+            "at_three_thresholds": MetadataValue.md(refusal_figures.sweep_table(sweep, shown)),
             "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
             "worst_in_domain_answer_distance": decimals(answer.max()),
             "best_out_of_domain_distance": decimals(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
             "best_unanswerable_distance": decimals(float(best.loc[best["kind"] == "unanswerable", "best"].min())),
             "must_refuse_queries": len(ood),
-            "bluff_examples": MetadataValue.json(refusal.bluff_examples(runs, ground_truth, texts, threshold)),
+            "bluff_examples": MetadataValue.json(threshold_sweep.bluff_examples(runs, ground_truth, texts, threshold)),
         },
     )

@@ -98,16 +98,6 @@ def query_hits(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: p
     ).sort_values(["strategy", "retriever", "query_id"], ignore_index=True)
 
 
-def _interval(shares: pd.Series, one_query_each: bool) -> tuple[float, float, str, int | None]:
-    """(low, high, method, successes) of a mean of per-question shares. With one query per
-    question a share is 0 or 1 and the interval is Wilson's; with several phrasings per question
-    they are not independent, so the interval is a bootstrap over questions."""
-    if one_query_each:
-        successes = int(shares.sum())
-        return (*significance.wilson(successes, len(shares)), "wilson", successes)
-    return (*significance.bootstrap_mean_ci(shares.to_numpy()), "bootstrap by question", None)
-
-
 def _metric_rows(group: pd.DataFrame, prefix: str, column: str) -> list[dict]:
     """R@k and MRR by question: a question's value is the mean over its phrasings, and every
     figure and interval counts questions, not phrasings."""
@@ -117,7 +107,7 @@ def _metric_rows(group: pd.DataFrame, prefix: str, column: str) -> list[dict]:
     out = []
     for k in KS:
         shares = (filled <= k).astype(float).groupby(questions).mean()
-        low, high, method, successes = _interval(shares, one_query_each)
+        low, high, method, successes = significance.interval_of_shares(shares, one_query_each)
         out.append(
             {
                 "metric": f"{prefix}recall",

@@ -27,6 +27,16 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def interval_of_shares(shares, one_query_each: bool) -> tuple[float, float, str, int | None]:
+    """(low, high, method, successes) of a mean of per-question shares. With one query per
+    question a share is 0 or 1 and the interval is Wilson's; with several phrasings per question
+    they are not independent, so the interval is a bootstrap over questions."""
+    if one_query_each:
+        successes = int(shares.sum())
+        return (*wilson(successes, len(shares)), "wilson", successes)
+    return (*bootstrap_mean_ci(np.asarray(shares, dtype=np.float64)), "bootstrap by question", None)
+
+
 def bootstrap_mean_ci(
     values: np.ndarray, resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:

@@ -101,6 +101,8 @@ def _shape_error(record: dict, seen: set[str]) -> str | None:
         and all(isinstance(g, int) and not isinstance(g, bool) for g in relevant.values())
     ):
         return "`relevant` must map document paths to integer grades"
+    if relevant and kind == "answerable" and not any(g > 0 for g in relevant.values()):
+        return "every judgement of its `relevant` documents is grade 0: nothing is relevant (trec_eval leaves it out)"
     if kind == "answerable" and not relevant and (not isinstance(needle, str) or not needle.strip()):
         return "answerable question without a `needle` (or document-level `relevant`)"
     if kind != "answerable" and (needle not in (None, "") or relevant):

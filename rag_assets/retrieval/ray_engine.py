@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,12 @@ class RayEngine:
     stats: dict = field(default_factory=dict)
 
     def connect(self) -> None:
+        if not self.address and "ray" not in sys.modules:
+            # Ray reads its authentication settings when it is first imported: they must be in
+            # the environment before that, or the driver and the head it starts disagree.
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+            if os.environ["RAY_AUTH_MODE"] == "token" and not os.environ.get("RAY_AUTH_TOKEN_PATH"):
+                os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
         import ray
 
         if ray.is_initialized():
@@ -108,9 +115,6 @@ class RayEngine:
             check_reachable(self.address)
             ray.init(address=self.address, log_to_driver=False)
             return
-        os.environ.setdefault("RAY_AUTH_MODE", "token")
-        if os.environ["RAY_AUTH_MODE"] == "token" and not os.environ.get("RAY_AUTH_TOKEN_PATH"):
-            os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
         ray.init(num_cpus=len(os.sched_getaffinity(0)), include_dashboard=False, log_to_driver=False)
 
     def pool_size(self) -> int:

@@ -25,6 +25,7 @@ from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import Reranker
 
 DEPTH = 100
+DOCUMENT_DEPTH = 100  # distinct documents a ranking covers for document-level questions (R@100)
 RUN_COLUMNS = [
     "query_id",
     "strategy",
@@ -132,8 +133,13 @@ def run_queries(
     depth: int = DEPTH,
     rerank_queries: dict[str, set[str]] | None = None,
     tenant: str | Scope | None = ALL_TENANTS,
+    documents: int | None = None,
 ) -> pd.DataFrame:
     """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query).
+
+    Each ranking is `depth` chunks long; with `documents`, longer where needed, until it
+    covers that many distinct documents (or every candidate chunk): document-level recall at
+    100 means 100 documents, however many chunks each has (as BEIR and Pyserini count it).
 
     Each reranker re-scores the top `reranker.depth` of the hybrid ranking; the rest keeps
     its hybrid order. `rerank_queries` limits a reranker (by name) to some query ids: a
@@ -176,19 +182,20 @@ def run_queries(
 
         t0 = time.perf_counter()
         if index.ann is None:
-            d_rows, d_scores = dense.top_k(vec, index.vectors, depth, candidates)
+            d_rows, d_scores = _deep(lambda k: dense.top_k(vec, index.vectors, k, candidates), depth, documents, ids)
         else:
-            d_rows, d_scores = index.ann.top_k(vec, depth, candidates)
+            d_rows, d_scores = _deep(lambda k: index.ann.top_k(vec, k, candidates), depth, documents, ids)
         t_dense = time.perf_counter() - t0
         row("dense", d_rows, d_scores, t_dense, t_dense)
 
         t0 = time.perf_counter()
-        b_rows, b_scores = index.bm25.top_k(q.query, depth, candidates)
+        b_rows, b_scores = _deep(lambda k: index.bm25.top_k(q.query, k, candidates), depth, documents, ids)
         t_bm25 = time.perf_counter() - t0
         row("bm25", b_rows, b_scores, t_bm25, t_bm25)
 
         t0 = time.perf_counter()
-        fused = rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=RRF_K)[:depth]
+        fused = rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=RRF_K)
+        fused = fused[: _covering(np.array([position[c] for c, _ in fused], dtype=np.int64), depth, documents, ids)]
         t_fuse = time.perf_counter() - t0
         h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
         row("hybrid", h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
@@ -207,6 +214,38 @@ def run_queries(
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
+def document_of(chunk_id: str) -> str:
+    """Chunk ids start with their document's id: `{document_id}::{strategy}-{n}`."""
+    return chunk_id.split("::", 1)[0]
+
+
+def _covering(rows: np.ndarray, depth: int, documents: int | None, ids: np.ndarray) -> int:
+    """Length of the shortest prefix of `rows` that holds `depth` chunks and, with `documents`,
+    that many distinct documents (all of `rows` when they hold fewer)."""
+    if documents is None:
+        return min(depth, len(rows))
+    seen: set[str] = set()
+    for n, r in enumerate(rows, start=1):
+        seen.add(document_of(ids[r]))
+        if n >= depth and len(seen) >= documents:
+            return n
+    return len(rows)
+
+
+def _deep(search, depth: int, documents: int | None, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`search(k)`'s ranking, asked deeper (k doubled) until its prefix covers `documents`
+    distinct documents, then cut there (see `_covering`)."""
+    k = depth
+    while True:
+        rows, scores = search(k)
+        n = _covering(rows, depth, documents, ids)
+        if n < len(rows) or len(rows) < k:  # covered, or nothing more to find
+            return rows[:n], scores[:n]
+        if documents is None or len({document_of(ids[r]) for r in rows}) >= documents:
+            return rows[:n], scores[:n]
+        k *= 2
+
+
 QUERY_BATCH = 128  # queries per task when an engine spreads retrieval
 
 
@@ -216,17 +255,20 @@ def run_queries_on(
     queries: pd.DataFrame,
     query_vectors: np.ndarray,
     encode_ms: np.ndarray,
+    documents: int | None = None,
 ) -> pd.DataFrame:
     """`run_queries` (no rerankers, every chunk visible) over batches of queries through
     `engine.map_batches`: the index is shipped once, and the rows come back in query order."""
-    shared = (index, queries.reset_index(drop=True), query_vectors, encode_ms)
+    shared = (index, queries.reset_index(drop=True), query_vectors, encode_ms, documents)
     frames = engine.map_batches(
         _query_batch, list(range(len(queries))), QUERY_BATCH, f"retrieval[{index.strategy}]", shared
     )
-    return pd.concat(frames, ignore_index=True) if frames else run_queries(index, queries, query_vectors, encode_ms)
+    if frames:
+        return pd.concat(frames, ignore_index=True)
+    return run_queries(index, queries, query_vectors, encode_ms, documents=documents)
 
 
 def _query_batch(positions: list[int], shared) -> list[pd.DataFrame]:
-    index, queries, query_vectors, encode_ms = shared
+    index, queries, query_vectors, encode_ms, documents = shared
     rows = np.asarray(positions, dtype=np.int64)
-    return [run_queries(index, queries.iloc[rows], query_vectors[rows], encode_ms[rows])]
+    return [run_queries(index, queries.iloc[rows], query_vectors[rows], encode_ms[rows], documents=documents)]
