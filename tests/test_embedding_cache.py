@@ -115,3 +115,25 @@ def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
     b = pd.read_parquet(clean / "assets" / "embeddings" / "A.parquet")
     assert a.drop(columns="embedding").equals(b.drop(columns="embedding"))
     assert np.allclose(np.stack(a["embedding"]), np.stack(b["embedding"]), atol=1e-6)
+
+
+def test_the_identity_check_draws_a_new_sample_each_run_so_no_row_hides_for_ever():
+    """A stored vector that is wrong (a bad cache shard) outside one run's sample is found by a
+    later run: the sample is drawn from the run's own seed, not the same rows every time."""
+    from rag_assets.retrieval.embedding import reencoding_error
+
+    rng = np.random.default_rng(1)
+    true = rng.normal(size=(200, 8)).astype(np.float32)
+    true /= np.linalg.norm(true, axis=1, keepdims=True)
+    texts = [f"t{i}" for i in range(200)]
+
+    class Model:  # encodes as the true model would: the vector each text should have
+        def encode(self, batch):
+            return true[[int(t[1:]) for t in batch]]
+
+    stored = true.copy()
+    stored[150] = -stored[150]  # one wrong vector
+    runs = [reencoding_error(Model(), texts, stored, 32, seed) for seed in range(12)]
+    assert len({tuple(rows) for _, rows in runs}) == 12  # every run draws its own rows
+    caught = [drift > 1e-4 for drift, _ in runs]
+    assert any(caught) and all(c == (150 in rows) for c, (_, rows) in zip(caught, runs))

@@ -205,3 +205,32 @@ def test_titles_without_latin_letters_get_unique_non_empty_names(tmp_path):
     assert all(not f.startswith(".") and len(f) > len(".md") for f in files)
     snapshot = corpus.snapshot(tmp_path / "out" / "documents")
     assert sorted(snapshot["title"]) == sorted(titles) and (snapshot["status"] == "ok").all()
+
+
+@pytest.mark.parametrize(
+    "text, codec",
+    [
+        ("# Menu\n\nLe café est servi avec une crème fraîche.", "latin-1"),
+        ("# Notes\n\nDie Größe der Fläche beträgt 20 m² und kostet 30 Mark.", "latin-1"),
+        ("# Menu\n\nCafé crème, naïve résumé — “quoted” for 5 €.", "cp1252"),
+        ("# Отчёт\n\nБюджет проекта составляет два миллиона.", "cp1251"),
+    ],
+)
+def test_legacy_encodings_are_detected_and_recorded(tmp_path, text, codec):
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "legacy.txt").write_bytes(text.encode(codec))
+    (documents / "modern.md").write_text(text, encoding="utf-8")
+    snap = corpus.snapshot(documents).set_index("path")
+    assert snap.loc["legacy.txt", "status"] == "ok" and snap.loc["legacy.txt", "text"] == text
+    assert snap.loc["legacy.txt", "encoding"] == ("cp1251" if codec == "cp1251" else "cp1252")
+    assert snap.loc["modern.md", "encoding"] == "utf-8"
+
+
+@pytest.mark.parametrize(
+    "raw", ["café crème".encode("latin-1"), b"# Broken\n\n\xff\xfe not utf-8", bytes(range(128, 256))]
+)
+def test_bytes_no_encoding_reads_with_confidence_stay_undecodable(raw):
+    with pytest.raises(ExtractionFailed, match="no other encoding reads it with confidence") as failed:
+        extractors.EXTRACTORS[".md"].extract(raw)
+    assert failed.value.reason == "undecodable"

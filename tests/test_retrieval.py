@@ -207,3 +207,14 @@ def test_document_level_rankings_reach_as_many_distinct_documents_as_asked():
         assert len({c.split("::")[0] for c in chunks}) == 4 and len(chunks) >= 10, retriever
         assert len(shallow.set_index("retriever").at[retriever, "chunk_ids"]) == 10
     assert len({c.split("::")[0] for c in shallow.set_index("retriever").at["bm25", "chunk_ids"]}) < 4
+
+
+def test_the_tokeniser_differs_from_lucenes_standard_tokenizer_where_the_docs_say():
+    """docs/pipeline.md says `english` approximates EnglishAnalyzer and names where its tokens
+    differ from StandardTokenizer's (which keeps each of these whole, and splits ideographs)."""
+    tokens = Tokenizer("plain")
+    assert tokens("don't") == ["don", "t"]
+    assert tokens("1,000 and 3.14") == ["1", "000", "and", "3", "14"]
+    assert tokens("U.S.A. snake_case") == ["u", "s", "a", "snake", "case"]
+    assert tokens("東京都") == ["東京都"]
+    assert Tokenizer("english")("The pump's valves") == ["pump", "valv"]

@@ -93,3 +93,22 @@ def test_the_served_index_carries_access_lists_and_refuses_without_them(served):
     with pytest.raises(ValueError, match="carries no access lists"):
         Answerer(blind, chunks, embedder, ScriptedLM(), threshold=2.0, tenant=None).ask("Falcon?")
     assert Answerer(blind, chunks, embedder, ScriptedLM(), threshold=2.0, tenant=ALL_TENANTS).ask("Falcon?").sources
+
+
+def test_ask_serves_from_a_materialised_strategy_as_the_sweep_does(tmp_path):
+    """After `run --strategies C` the serving strategy E was never built: `ask` falls back to C,
+    as the refusal sweep and generation_eval do, instead of refusing."""
+    from dagster import AssetMaterialization, instance_for_test
+
+    from rag_assets.app.serving import serving_strategy_of
+
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tmp_path)
+    with instance_for_test() as instance:
+        assert serving_strategy_of(defs, instance) == "E"  # nothing built: the configured one, refused by name later
+        for name in ("chunk_sets", "embeddings"):
+            instance.report_runless_asset_event(AssetMaterialization(name, partition="C"))
+        instance.report_runless_asset_event(AssetMaterialization("chunk_sets", partition="A"))  # no vectors
+        assert serving_strategy_of(defs, instance) == "C"
+        for name in ("chunk_sets", "embeddings"):
+            instance.report_runless_asset_event(AssetMaterialization(name, partition="E"))
+        assert serving_strategy_of(defs, instance) == "E"

@@ -187,10 +187,10 @@ def _strategies(value: str | None) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from rag_assets import locking
 
-    data_dir = DataDir(args.data_dir).root
-    _writable(data_dir)
     dataset = _dataset(args)
     strategies = _strategies(args.strategies)
+    data_dir = DataDir(args.data_dir).root
+    _writable(data_dir)  # created here, once nothing else refuses
     command = f"rag-assets run --data-dir {data_dir}"
     try:
         with locking.exclusive(data_dir, command) as stale:
@@ -364,19 +364,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
     from rag_assets.answering.answerer import build_answerer
     from rag_assets.answering.generation import LocalLM
-    from rag_assets.app.serving import IndexNotReady, load_index
+    from rag_assets.app.serving import IndexNotReady, load_index, serving_strategy_of
     from rag_assets.defs import build_definitions
     from rag_assets.ingest.access import ALL_TENANTS
 
     defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=_embedder(args))
     settings, generator = defs.resources["retrieval"], defs.resources["generator"]
-    strategy = args.strategy or settings.serving_strategy
     embedder = defs.resources["embedder"].get()
     lm = LocalLM(
         args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
     )  # loads nothing yet
     try:
         with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
+            strategy = args.strategy or serving_strategy_of(defs, instance)
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
     except IndexNotReady as exc:
         raise CommandError(str(exc)) from None
@@ -419,8 +419,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
     _embedder(args)  # a bad setting in the environment is refused before anything starts
     _compute(args)
-    _writable(args.data_dir)
     dataset = _dataset(args)
+    _writable(args.data_dir)
     dataset_record.record(DataDir(_data_dir(args, dataset.root)), dataset.root)
     from dagster import DagsterInstance
 

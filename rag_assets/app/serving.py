@@ -126,6 +126,17 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
         ) from None
 
 
+def serving_strategy_of(defs: Definitions, instance: DagsterInstance) -> str:
+    """The strategy `ask` answers from when none is named: the rule the refusal sweep and
+    generation_eval use (`RetrievalSettings.serving`), over the strategies whose chunk set and
+    embeddings have been materialised; the configured one when none has (refused later, by name)."""
+    present = set.intersection(
+        *(set(instance.get_materialized_partitions(AssetKey(name))) for name in ("chunk_sets", "embeddings"))
+    )
+    settings = defs.resources["retrieval"]
+    return settings.serving(present) if present else settings.serving_strategy
+
+
 def load_index(
     defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str
 ) -> tuple[ChunkIndex, pd.DataFrame]:

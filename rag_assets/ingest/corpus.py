@@ -35,6 +35,7 @@ SNAPSHOT_COLUMNS = [
     "spans",
     "notes",
     "access",
+    "encoding",
 ]
 MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused, not read: raise it per dataset if needed
 
@@ -258,6 +259,7 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
         "spans": json.dumps(extracted.spans),
         "notes": json.dumps(extracted.notes),
         "access": None if access is None else json.dumps(access),
+        "encoding": extracted.encoding,
     }
 
 

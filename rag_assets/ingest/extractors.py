@@ -57,6 +57,7 @@ class Extracted:
     spans: list[dict] = field(default_factory=list)  # {"start", "end", and page | sheet+range | t}
     notes: list[str] = field(default_factory=list)  # what was dropped or could not be read, per page
     access: list[str] | None = None  # tenants or groups from front matter; None: not restricted here
+    encoding: str | None = None  # how a text file's bytes were read; None for binary formats
 
 
 def normalise(text: str) -> str:
@@ -73,8 +74,44 @@ _BOMS = [  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
 ]
 
 
-def decode(raw: bytes) -> str:
-    """Text from bytes: UTF-16 or UTF-32 when a byte-order mark says so, UTF-8 otherwise."""
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    encoding: str  # what the bytes were read as (`utf-8`, or a legacy one detected, `cp1252`, ...)
+
+
+# Windows-1252 is what most non-UTF-8 Western files are, and charset-normalizer's language
+# coherence cannot tell it from Windows-1250 or -1257 on short texts (it rated "crčme" above
+# "crème"): within this margin of the best coherence it is preferred.
+_MAX_CHAOS = 0.1
+_CP1252_MARGIN = 0.1
+
+
+def _legacy(raw: bytes) -> Decoded | None:
+    """The bytes read in a legacy single-byte encoding, when charset-normalizer reads them with
+    confidence: little mess and some language coherence (a two-word file has none, and fails),
+    Windows-1252 when it is close to the best reading, else one best reading clear of the rest;
+    None otherwise."""
+    from charset_normalizer import from_bytes
+
+    candidates = [m for m in from_bytes(raw) if m.chaos <= _MAX_CHAOS and m.coherence > 0]
+    if not candidates:
+        return None
+    candidates.sort(key=lambda m: (-m.coherence, m.chaos))
+    best = candidates[0]
+    cp1252 = next((m for m in candidates if m.encoding == "cp1252"), None)
+    if cp1252 is not None and cp1252.coherence >= best.coherence - _CP1252_MARGIN:
+        return Decoded(str(cp1252), "cp1252")
+    rivals = [m for m in candidates[1:] if str(m) != str(best)]
+    if rivals and rivals[0].coherence > best.coherence - _CP1252_MARGIN / 2:
+        return None  # two readings score alike: no confident choice
+    return Decoded(str(best), best.encoding)
+
+
+def decode(raw: bytes) -> Decoded:
+    """Text from bytes: UTF-16 or UTF-32 when a byte-order mark says so, UTF-8 otherwise, and a
+    legacy encoding (Windows-1252, Latin-1, Windows-1251, ...) when the bytes are not UTF-8 and
+    charset-normalizer reads them with confidence; `undecodable` when nothing does."""
     encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8")
     if encoding == "utf-8" and b"\x00" in raw:
         if len(raw) >= 8 and max(raw[0::2].count(0), raw[1::2].count(0)) >= 0.4 * len(raw) / 2:
@@ -83,15 +120,19 @@ def decode(raw: bytes) -> str:
             )
         raise ExtractionFailed("binary", "binary file (contains NUL bytes), not a text document")
     try:
-        text = raw.decode(encoding)
+        decoded = Decoded(raw.decode(encoding), encoding)
     except UnicodeDecodeError as exc:
-        name = "UTF-8" if encoding == "utf-8" else encoding.upper()
-        raise ExtractionFailed(
-            "undecodable", f"not valid {name} at byte {exc.start}: re-save the file as UTF-8"
-        ) from None
-    if "\x00" in text:
+        decoded = _legacy(raw) if encoding == "utf-8" else None
+        if decoded is None:
+            name = "UTF-8" if encoding == "utf-8" else encoding.upper()
+            raise ExtractionFailed(
+                "undecodable",
+                f"not valid {name} at byte {exc.start}, and no other encoding reads it with confidence: "
+                "re-save the file as UTF-8",
+            ) from None
+    if "\x00" in decoded.text:
         raise ExtractionFailed("binary", f"binary file ({encoding.upper()} with NUL characters), not a text document")
-    return text
+    return decoded
 
 
 def _require_text(text: str) -> str:
@@ -180,13 +221,13 @@ def front_matter_access(meta_text: str) -> list[str] | None:
 def extract_markdown(raw: bytes) -> Extracted:
     """Markdown (and plain text) as written: UTF-8 (BOM dropped), newlines as \\n, Unicode NFC,
     no trailing whitespace; YAML front matter (`access:`) is read and kept out of the text."""
-    text = normalise(decode(raw))
+    decoded = decode(raw)
     try:
-        meta, text = split_front_matter(text)
+        meta, text = split_front_matter(normalise(decoded.text))
         access = front_matter_access(meta) if meta is not None else None
     except BadAccessList as exc:
         raise ExtractionFailed("bad_access_list", str(exc)) from None
-    return Extracted(_require_text(text), access=access)
+    return Extracted(_require_text(text), access=access, encoding=decoded.encoding)
 
 
 # --- HTML ----------------------------------------------------------------------------------
@@ -217,7 +258,8 @@ def extract_html(raw: bytes) -> Extracted:
     navigation (`<nav>`, role=navigation) are dropped."""
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(decode(raw), "html.parser")
+    decoded = decode(raw)
+    soup = BeautifulSoup(decoded.text, "html.parser")
     for tag in soup.find_all(_DROPPED):
         tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):
@@ -240,7 +282,7 @@ def extract_html(raw: bytes) -> Extracted:
     text = out.text()
     if title and not text.startswith("# "):
         text = f"# {title}\n\n{text}" if text else ""
-    return Extracted(_require_text(normalise(text)), title=title)
+    return Extracted(_require_text(normalise(text)), title=title, encoding=decoded.encoding)
 
 
 # --- PDF -----------------------------------------------------------------------------------
@@ -423,7 +465,8 @@ def _table_paragraphs(rows, sheet: str | None, notes: list[str], where: str) -> 
 
 
 def extract_csv(raw: bytes) -> Extracted:
-    text = normalise(decode(raw))
+    decoded = decode(raw)
+    text = normalise(decoded.text)
     try:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
     except csv.Error:
@@ -435,7 +478,7 @@ def extract_csv(raw: bytes) -> Extracted:
             out.add(paragraph, **locator)
     except csv.Error as exc:
         raise ExtractionFailed("corrupt", f"malformed CSV: {exc}") from None
-    return Extracted(_require_text(out.text()), spans=out.spans, notes=notes)
+    return Extracted(_require_text(out.text()), spans=out.spans, notes=notes, encoding=decoded.encoding)
 
 
 def _uncached_formulas(stream) -> int:
@@ -506,33 +549,35 @@ def extract_xlsx(raw: bytes) -> Extracted:
 # --- WebVTT and SRT ------------------------------------------------------------------------
 
 
-def _cues_to_text(cues: list[tuple[float, float, str]]) -> Extracted:
+def _cues_to_text(cues: list[tuple[float, float, str]], encoding: str) -> Extracted:
     out = _Builder()
     for start, end, words in cues:
         out.add(" ".join(words.split()), t=[round(start, 3), round(end, 3)])
-    return Extracted(_require_text(out.text()), spans=out.spans)
+    return Extracted(_require_text(out.text()), spans=out.spans, encoding=encoding)
 
 
 def extract_vtt(raw: bytes) -> Extracted:
     import webvtt
     from webvtt.errors import MalformedCaptionError, MalformedFileError
 
+    decoded = decode(raw)
     try:
-        captions = webvtt.from_string(normalise(decode(raw)) + "\n")
+        captions = webvtt.from_string(normalise(decoded.text) + "\n")
         cues = [(c.start_time.in_milliseconds() / 1000, c.end_time.in_milliseconds() / 1000, c.text) for c in captions]
     except (MalformedFileError, MalformedCaptionError) as exc:
         raise ExtractionFailed("corrupt", f"malformed WebVTT: {exc}") from None
-    return _cues_to_text(cues)
+    return _cues_to_text(cues, decoded.encoding)
 
 
 def extract_srt(raw: bytes) -> Extracted:
     import srt
 
+    decoded = decode(raw)
     try:
-        cues = [(s.start.total_seconds(), s.end.total_seconds(), s.content) for s in srt.parse(normalise(decode(raw)))]
+        cues = [(s.start.total_seconds(), s.end.total_seconds(), s.content) for s in srt.parse(normalise(decoded.text))]
     except srt.SRTParseError as exc:
         raise ExtractionFailed("corrupt", f"malformed SRT: {exc}") from None
-    return _cues_to_text(cues)
+    return _cues_to_text(cues, decoded.encoding)
 
 
 @dataclass(frozen=True)
@@ -543,14 +588,14 @@ class Extractor:
 
 
 EXTRACTORS = {
-    ".md": Extractor("markdown", "4", extract_markdown),
-    ".markdown": Extractor("markdown", "4", extract_markdown),
-    ".txt": Extractor("plaintext", "4", extract_markdown),  # the same reading: plain text has no markup to lose
-    ".html": Extractor("html", "2", extract_html),
-    ".htm": Extractor("html", "2", extract_html),
+    ".md": Extractor("markdown", "5", extract_markdown),
+    ".markdown": Extractor("markdown", "5", extract_markdown),
+    ".txt": Extractor("plaintext", "5", extract_markdown),  # the same reading: plain text has no markup to lose
+    ".html": Extractor("html", "3", extract_html),
+    ".htm": Extractor("html", "3", extract_html),
     ".pdf": Extractor("pdf", "2", extract_pdf),
-    ".csv": Extractor("csv", "2", extract_csv),
+    ".csv": Extractor("csv", "3", extract_csv),
     ".xlsx": Extractor("xlsx", "2", extract_xlsx),
-    ".vtt": Extractor("webvtt", "2", extract_vtt),
-    ".srt": Extractor("srt", "2", extract_srt),
+    ".vtt": Extractor("webvtt", "3", extract_vtt),
+    ".srt": Extractor("srt", "3", extract_srt),
 }

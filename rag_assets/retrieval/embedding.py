@@ -219,14 +219,18 @@ def vectors_of(embeddings: pd.DataFrame) -> np.ndarray:
     )
 
 
-def reencoding_error(model, texts: list[str], vectors: np.ndarray, sample: int = 16) -> float:
-    """Largest 1 - cos between stored vectors and the model's fresh encoding of their texts,
-    over a seeded sample: a cache that served another model's (or a corrupt) vector shows here."""
+def reencoding_error(
+    model, texts: list[str], vectors: np.ndarray, sample: int = 16, seed: int = 0
+) -> tuple[float, list[int]]:
+    """(largest 1 - cos between stored vectors and the model's fresh encoding of their texts,
+    the rows compared) over a sample drawn with `seed`: a cache that served another model's (or
+    a corrupt) vector shows here. Callers vary the seed by run, so over runs every row can be
+    drawn, not the same few for ever."""
     if not texts:
-        return 0.0
-    rows = np.random.default_rng(0).choice(len(texts), size=min(sample, len(texts)), replace=False)
+        return 0.0, []
+    rows = np.sort(np.random.default_rng(seed).choice(len(texts), size=min(sample, len(texts)), replace=False))
     fresh = model.encode([texts[i] for i in rows])
-    return float(1.0 - (fresh * vectors[rows]).sum(axis=1).min())
+    return float(1.0 - (fresh * vectors[rows]).sum(axis=1).min()), rows.tolist()
 
 
 class IdentityMismatch(ValueError):

@@ -4,8 +4,9 @@ Tokenisation (documented because it decides what matches) is an analyzer, applie
 chunks and queries. Each starts from Unicode NFKC, lowercase, runs of letters and digits
 (`[^\\W_]+`):
 - `plain`: nothing more;
-- `english`: what Lucene's EnglishAnalyzer (Pyserini's BEIR indexes) does: possessive 's
-  dropped, Lucene's 33 English stop words removed, Porter stemming (PyStemmer's `porter`);
+- `english`: an approximation of Lucene's EnglishAnalyzer (Pyserini's BEIR indexes): possessive
+  's dropped, Lucene's 33 English stop words removed, Porter stemming (PyStemmer's `porter`); the
+  tokens are the runs above, not StandardTokenizer's UAX #29 words (docs/pipeline.md);
 - `snowball`: bm25s's longer English stop-word list and the Snowball English stemmer.
 
 Variants:
