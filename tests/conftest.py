@@ -111,6 +111,21 @@ def tiny_dataset(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _no_dagster_instance_left_entered():
+    """A DagsterInstance entered (`with instance:`) and never exited leaves its defs-state storage
+    in a process-wide ContextVar, and a later test that builds definitions before opening its
+    own instance reads a dead one ("undefined DagsterInstance weakref"): fail the test that
+    leaves one behind, and restore what was there so the next test starts as this one did."""
+    from dagster._core.storage.defs_state.base import _current_storage  # private; pinned by dagster==1.13.27
+
+    before = _current_storage.get()
+    yield
+    after = _current_storage.get()
+    _current_storage.set(before)
+    assert after is before, "this test left a DagsterInstance entered (its defs-state storage is still current)"
+
+
+@pytest.fixture(autouse=True)
 def _quiet_dagster_previews():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")

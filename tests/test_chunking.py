@@ -1,4 +1,4 @@
-"""Chunkers on arbitrary text: offsets are data, and the rules of DESIGN.md §5 hold."""
+"""Chunkers on arbitrary text: offsets are data, and the rules of docs/design.md §5 hold."""
 
 import json
 import re

@@ -53,3 +53,29 @@ def test_the_definitions_do_not_import_the_shell():
         for p, f in modules(PACKAGE / "defs")
         if any(i.startswith("rag_assets.app") for i in f)
     } == {}
+
+
+PRIVATE_DAGSTER = {  # the private names used where Dagster has no public API, each pinned here
+    ("app", "serving.py"): {
+        "dagster._core.asset_graph_view.asset_graph_view.AssetGraphView",
+        "dagster._core.asset_graph_view.asset_graph_view.TemporalContext",
+        "dagster._core.definitions.data_version.CachingStaleStatusResolver",
+    },
+}
+
+
+def test_private_dagster_apis_are_only_the_pinned_ones_and_still_exist():
+    import importlib
+
+    used = {parts: {i for i in found if i.startswith("dagster._")} for parts, found in modules(PACKAGE)}
+    used = {parts: names - {n.rsplit(".", 1)[0] for n in names} for parts, names in used.items() if names}
+    assert used == PRIVATE_DAGSTER
+    for names in PRIVATE_DAGSTER.values():
+        for name in names:
+            module, attribute = name.rsplit(".", 1)
+            assert hasattr(importlib.import_module(module), attribute), name
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+
+    from rag_assets.defs import external_sources
+
+    assert external_sources.DATA_VERSION_TAG == DATA_VERSION_TAG

@@ -70,6 +70,18 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert meta["dagster/row_count"] == len(truth)
         assert [c.name for c in meta["dagster/column_schema"].columns][:3] == ["query_id", "question_id", "phrasing"]
         assert meta["preview"].startswith("| query_id |")
+        undescribed, kindless = {}, []
+        for key in defs.resolve_asset_graph().get_all_asset_keys():  # a legible catalogue: every column explained
+            node = defs.resolve_asset_graph().get(key)
+            if node.is_external:
+                continue
+            kindless += [key.to_user_string()] if not node.kinds else []
+            event = instance.get_latest_materialization_event(key)
+            schema = event and event.asset_materialization.metadata.get("dagster/column_schema")
+            if schema:
+                missing = [c.name for c in schema.value.columns if not c.description]
+                undescribed |= {key.to_user_string(): missing} if missing else {}
+        assert undescribed == {} and kindless == []
         report_meta = instance.get_latest_materialization_event(AssetKey("significance_report")).asset_materialization
         preview = report_meta.metadata["preview"].value  # the columns a reader needs, numbers as they mean
         assert preview.splitlines()[0] == "| comparison | k | wins | losses | recall_a | recall_b | p_value | p_holm |"

@@ -218,3 +218,12 @@ def test_the_tokeniser_differs_from_lucenes_standard_tokenizer_where_the_docs_sa
     assert tokens("U.S.A. snake_case") == ["u", "s", "a", "snake", "case"]
     assert tokens("東京都") == ["東京都"]
     assert Tokenizer("english")("The pump's valves") == ["pump", "valv"]
+
+
+def test_building_an_index_logs_nothing_below_warning(caplog):
+    """bm25s sets its logger to DEBUG: a user's `run` printed "DEBUG:bm25s:Building index from tokens"."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)  # the root logger: a handler that would print everything
+    BM25Index.build(["a pump", "a valve"])
+    assert not [r for r in caplog.records if r.name.startswith("bm25s")]

@@ -253,22 +253,26 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
     from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
 
-    defs = build_definitions(
-        data_dir=data_dir,
-        dataset_dir=dataset.root,
-        full_ground_truth=args.full_ground_truth,
-        max_file_mb=args.max_file_mb,
-        llm=not args.no_llm,
-        rerank_llm=args.rerank_llm,
-        embedder=_embedder(args),
-        compute=compute,
-    )
-    steps = materialization_steps(defs, strategies)
-    report = RunReport()
-    started = time.perf_counter()
-    print(f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})")
-    tags = run_tags()
+    # the instance first: definitions built before it would read the defs-state storage of
+    # whatever instance this process entered last (Dagster keeps it in a ContextVar)
     with DagsterInstance.get() as instance:
+        defs = build_definitions(
+            data_dir=data_dir,
+            dataset_dir=dataset.root,
+            full_ground_truth=args.full_ground_truth,
+            max_file_mb=args.max_file_mb,
+            llm=not args.no_llm,
+            rerank_llm=args.rerank_llm,
+            embedder=_embedder(args),
+            compute=compute,
+        )
+        steps = materialization_steps(defs, strategies)
+        report = RunReport()
+        started = time.perf_counter()
+        print(
+            f"rag-assets run: dataset {dataset.root}\n  data dir {data_dir} (Dagster home {os.environ['DAGSTER_HOME']})"
+        )
+        tags = run_tags()
         orphans = fail_orphaned_runs(instance)
         if orphans:
             print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
@@ -368,14 +372,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from rag_assets.defs import build_definitions
     from rag_assets.ingest.access import ALL_TENANTS
 
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=_embedder(args))
-    settings, generator = defs.resources["retrieval"], defs.resources["generator"]
-    embedder = defs.resources["embedder"].get()
-    lm = LocalLM(
-        args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
-    )  # loads nothing yet
+    embedder_resource = _embedder(args)
     try:
         with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
+            # definitions only once the instance is entered (see _run)
+            defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=embedder_resource)
+            settings, generator = defs.resources["retrieval"], defs.resources["generator"]
+            embedder = defs.resources["embedder"].get()
             strategy = args.strategy or serving_strategy_of(defs, instance)
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
     except IndexNotReady as exc:
@@ -388,6 +391,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"cannot read the run history of {data_dir}: {type(cause).__name__}: {cause} (is the disk, or the "
             "temporary folder, full?)"
         ) from None
+    lm = LocalLM(
+        args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
+    )  # loads nothing yet
     try:
         answerer = build_answerer(
             index,

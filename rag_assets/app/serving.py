@@ -3,11 +3,15 @@ refused unless Dagster's own lineage says it is fresh (the same verdict the UI s
 blocking checks passed, and its files can be read. Nothing here writes: the data dir and the
 instance may be read-only."""
 
+from datetime import UTC, datetime
+
 import pandas as pd
 from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
+
+# Dagster has no public API for the stale verdict the UI shows: these two are pinned by
+# tests/test_layers.py and by the freshness tests, against dagster==1.13.27.
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
-from dagster._time import get_current_datetime
 
 from rag_assets.answering.answerer import with_titles
 from rag_assets.defs.external_sources import changed_source_events, versions_of
@@ -33,7 +37,7 @@ class IndexNotReady(RuntimeError):
 def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
     graph = defs.resolve_asset_graph()
     view = AssetGraphView(
-        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        temporal_context=TemporalContext(effective_dt=datetime.now(UTC), last_event_id=None),
         instance=instance,
         asset_graph=graph,
     )

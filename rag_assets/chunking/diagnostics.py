@@ -3,7 +3,7 @@
 - header share: word-pieces spent on the `[Title > Section]` lines over all embedded ones;
 - over window: chunks whose embedded text exceeds the encoder window (silently truncated);
 - answers destroyed: answerable questions whose needle no chunk's embedded text holds
-  whole; their recall ceiling is zero whatever the retriever (DESIGN.md §6). The
+  whole; their recall ceiling is zero whatever the retriever (docs/design.md §6). The
   stricter "not citable" count asks the same of `content`, the quoted part.
 """
 

@@ -32,6 +32,7 @@ def chunker_stamp(strategy: strategies.Strategy) -> str:
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="chunking",
     partitions_def=strategy_partitions,
     code_version=CHUNKER_CODE_VERSION,
@@ -45,7 +46,7 @@ def chunker_stamp(strategy: strategies.Strategy) -> str:
     ],
 )
 def chunk_sets(context: AssetExecutionContext, corpus_snapshot: pd.DataFrame, ground_truth: pd.DataFrame):
-    """Chunks of one strategy (DESIGN.md §5): `text` is embedded, `content` is quoted back."""
+    """Chunks of one strategy (docs/design.md §5): `text` is embedded, `content` is quoted back."""
     strategy = strategies.STRATEGIES[context.partition_key]
     chunks = strategies.chunk_corpus(corpus_snapshot, strategy)
     chunks["corpus_hash"] = corpus.corpus_hash(corpus_snapshot)  # provenance travels with the data,

@@ -38,6 +38,7 @@ from rag_assets.retrieval.search import DOCUMENT_DEPTH, ChunkIndex, run_queries,
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="evaluation",
     code_version="retrieval2",
     automation_condition=AUTOMATION,
@@ -143,6 +144,7 @@ def retrieval_runs(
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="evaluation",
     code_version="hits1",
     automation_condition=AFTER_RETRIEVAL,
@@ -182,6 +184,7 @@ def check_same_inputs(
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="evaluation",
     code_version="eval1",
     automation_condition=AUTOMATION,
@@ -204,6 +207,7 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
 
 
 @asset(
+    kinds={"pandas", "parquet", "markdown"},
     group_name="evaluation",
     code_version="report1",
     automation_condition=AUTOMATION,
@@ -249,6 +253,7 @@ def significance_report(
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="evaluation",
     code_version="refusal1",
     automation_condition=AFTER_RETRIEVAL,

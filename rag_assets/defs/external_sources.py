@@ -20,13 +20,14 @@ from dagster import (
     SensorResult,
     sensor,
 )
-from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import strategy_partitions
 from rag_assets.defs.resources import DatasetResource, EmbedderResource, RetrievalSettings
 from rag_assets.ingest import corpus
+
+DATA_VERSION_TAG = "dagster/data_version"  # the tag Dagster reads a data version from (tests/test_layers.py)
 
 corpus_files = AssetSpec(
     "corpus_files",

@@ -41,6 +41,7 @@ SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encodin
 
 
 @asset(
+    kinds={"pandas", "parquet"},
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version=PIPELINE_VERSION,
@@ -116,7 +117,7 @@ def embeddings(
         },
     )
     identities = sorted(frame["model_id"].unique())
-    seed = int.from_bytes(hashlib.sha256(f"{context.run_id}/{context.partition_key}".encode()).digest()[:8], "big")
+    seed = int.from_bytes(hashlib.sha256(f"{context.run.run_id}/{context.partition_key}".encode()).digest()[:8], "big")
     drift, sampled = reencoding_error(model, texts, vectors, IDENTITY_SAMPLE, seed)
     yield AssetCheckResult(
         check_name="single_model_identity",
@@ -134,6 +135,7 @@ def embeddings(
 
 
 @asset(
+    kinds={"bm25s"},
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version="bm25-1",
@@ -165,6 +167,7 @@ ANN_QUERIES = 1000  # at most this many of the partition's questions measure the
 
 
 @asset(
+    kinds={"faiss", "parquet"},
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version="hnsw1",

@@ -21,6 +21,7 @@ from dagster import (
 from upath import UPath
 
 from rag_assets import locking, storage
+from rag_assets.columns import COLUMNS
 from rag_assets.layout import DataDir
 
 PREVIEW_ROWS = 5
@@ -64,7 +65,9 @@ def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None
     return {
         "dagster/row_count": MetadataValue.int(len(frame)),
         "dagster/column_schema": MetadataValue.table_schema(
-            TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in schema])
+            TableSchema(
+                columns=[TableColumn(name=f.name, type=str(f.type), description=COLUMNS.get(f.name)) for f in schema]
+            )
         ),
         "preview": MetadataValue.md(markdown_preview(frame, columns=preview_columns)),
     }

@@ -43,7 +43,9 @@ def code_versions(context: AssetExecutionContext) -> str:
     )
 
 
-@asset(group_name="nightly", code_version="history2", automation_condition=AFTER_EVALUATION)
+@asset(
+    kinds={"pandas", "parquet"}, group_name="nightly", code_version="history2", automation_condition=AFTER_EVALUATION
+)
 def evaluation_history(
     context: AssetExecutionContext,
     data_dir: DataDirResource,
@@ -78,6 +80,7 @@ def evaluation_history(
 
 
 @asset(
+    kinds={"markdown"},
     group_name="nightly",
     code_version="regression2",
     automation_condition=AUTOMATION,

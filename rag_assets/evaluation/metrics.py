@@ -1,7 +1,7 @@
 """Hits, recall@k, MRR and nDCG, computed from ranked lists and explicit relevance.
 
 A hit is a returned chunk whose embedded `text` contains the whole needle; a citable hit
-asks the same of `content`, the part quoted back (DESIGN.md §6). Document-level
+asks the same of `content`, the part quoted back (docs/design.md §6). Document-level
 metrics (BEIR) collapse chunk rankings to documents by best rank and compute nDCG and
 recall as trec_eval does.
 """

@@ -1,5 +1,5 @@
 """What an evaluation was computed from: one definition for every table, report and history
-entry, so a number can always be traced to its inputs (DESIGN.md §4)."""
+entry, so a number can always be traced to its inputs (docs/design.md §4)."""
 
 from __future__ import annotations
 

@@ -31,6 +31,14 @@ class Dataset:
 
     def check(self) -> Dataset:
         """Fail early, naming what is missing, before any run starts."""
+        try:
+            return self._check()
+        except PermissionError as exc:
+            raise FileNotFoundError(
+                f"the dataset {self.root} cannot be read: {exc.strerror} ({exc.filename})"
+            ) from None
+
+    def _check(self) -> Dataset:
         missing = [p.name for p in (self.documents_dir, self.questions_path) if not p.exists()]
         if missing:
             raise FileNotFoundError(

@@ -90,7 +90,7 @@ class Embedder:
     """A sentence-transformers model from a local folder, with its identity.
 
     Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
-    equals squared L2 / 2 (DESIGN.md §6). `backend="onnx-int8"` runs the same model with int8
+    equals squared L2 / 2 (docs/design.md §6). `backend="onnx-int8"` runs the same model with int8
     weights through ONNX Runtime (retrieval/onnx_int8.py): a model of its own, whose identity
     hashes the built int8 file, so its vectors never mix with the fp32 model's."""
 
@@ -196,7 +196,7 @@ def text_key(text: str) -> str:
 
 
 def embedding_frame(chunks: pd.DataFrame, vectors: np.ndarray, model_id: str) -> pd.DataFrame:
-    """Vectors next to the stamps that say what made them (DESIGN.md §4), and the hash of
+    """Vectors next to the stamps that say what made them (docs/design.md §4), and the hash of
     the text each encodes: chunk ids are positional, so only the hash ties a vector to its text."""
     return pd.DataFrame(
         {

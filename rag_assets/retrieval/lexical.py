@@ -20,6 +20,7 @@ Variants:
 from __future__ import annotations
 
 import json
+import logging
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
@@ -30,6 +31,10 @@ import numpy as np
 
 from rag_assets import storage
 from rag_assets.retrieval import ranking
+
+# bm25s sets its own logger to DEBUG on import, so any root handler prints "Building index from
+# tokens" for every index: its progress is not ours to show.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 _TOKEN = re.compile(r"[^\W_]+")
 VARIANTS = ("lucene", "okapi")
