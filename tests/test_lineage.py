@@ -98,3 +98,18 @@ def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkey
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]", "hnsw_index[C]"}
+
+
+def test_changing_the_bm25_analyzer_stales_every_bm25_index_and_runs_record_what_built_them(built, tmp_path):
+    import json
+
+    import pandas as pd
+
+    defs, instance, cursor, dataset = built
+    runs = pd.read_parquet(tmp_path / "data" / "assets" / "retrieval_runs.parquet")
+    assert {json.loads(b)["analyzer"] for b in runs["bm25"]} == {"english"}  # as the indexes were built
+    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, bm25_analyzer="plain")
+    assert record_source_versions(instance, other.resources) == ["bm25_settings"]
+    assert _stale(other, instance) == {f"bm25_index[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
+    tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
+    assert _requested(tick) == {"bm25_index[A]", "bm25_index[C]"}

@@ -88,10 +88,12 @@ def build_definitions(
     llm: bool = True,
     rerank_llm: bool = False,
     compute: ComputeResource | None = None,
+    bm25_analyzer: str | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
-    turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions."""
+    turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions; `bm25_analyzer`
+    replaces the default BM25 analyzer (a new version of the `bm25_settings` source)."""
     if rerank_llm and not llm:
         raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
     data_dir = DataDir(data_dir or data_dir_from_env()).root
@@ -111,7 +113,9 @@ def build_definitions(
             "embedder": embedder or embedder_from_env(),
             "compute": compute or compute_from_env(),
             "retrieval": RetrievalSettings(
-                llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0, **ann_settings_from_env()
+                llm_rerank_questions=LLM_RERANK_SAMPLE if rerank_llm else 0,
+                **({"bm25_analyzer": bm25_analyzer} if bm25_analyzer else {}),
+                **ann_settings_from_env(),
             ),
             "generator": GeneratorResource()
             if llm

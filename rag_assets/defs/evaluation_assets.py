@@ -1,11 +1,7 @@
 """retrieval_runs, query_hits, evaluation_tables and significance_report over all strategies."""
 
-import json
-import time
 from collections.abc import Mapping
-from dataclasses import asdict
 
-import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
@@ -31,10 +27,9 @@ from rag_assets.evaluation import (
 )
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.evaluation.retrieval_run import Rerankers, retrieve_all
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.ground_truth import Sample
-from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
-from rag_assets.retrieval.search import DOCUMENT_DEPTH, ChunkIndex, run_queries, run_queries_on
+from rag_assets.retrieval.rerank import LLMRelevanceReranker
 
 
 @asset(
@@ -64,66 +59,32 @@ def retrieval_runs(
     opt-in LLM reranker runs on the serving strategy only, for a fixed sample of answerable
     questions."""
     model = embedder.get()
-    queries = ground_truth[["query_id", "query"]]
-    encode_ms, vectors = [], []
-    for q in queries["query"]:
-        t0 = time.perf_counter()
-        vectors.append(model.encode([q])[0])
-        encode_ms.append((time.perf_counter() - t0) * 1000)
-    query_vectors = np.stack(vectors) if vectors else np.zeros((0, model.dim), np.float32)
-    encode_ms = np.array(encode_ms)
-    reranker, rerank_status = find_cross_encoder(retrieval.cross_encoder or None)
-    context.log.info(f"reranker: {rerank_status}")
     strategies = sorted(set(chunk_sets) & set(embeddings))
     serving = retrieval.serving(strategies)
-    llm_sample = gt.sample(
-        ground_truth[ground_truth["kind"] == "answerable"], Sample(retrieval.llm_rerank_questions, 0, 0)
+    rerankers = Rerankers.configure(
+        retrieval.cross_encoder,
+        retrieval.llm_rerank_questions,
+        retrieval.llm_rerank_depth,
+        generator.get,
+        ground_truth,
+        serving,
     )
-    llm_reranker, llm_status = None, "off (llm_rerank_questions = 0)"
-    if len(llm_sample):
-        try:
-            llm_reranker = LLMRelevanceReranker(generator.get(), retrieval.llm_rerank_depth)  # reads the weights' hash
-            llm_status = (
-                f"{llm_reranker.model}, top {llm_reranker.depth} of hybrid, strategy {serving}, "
-                f"{len(llm_sample)} answerable queries"
-            )
-        except FileNotFoundError as exc:
-            llm_status = f"off: {exc}"
-    context.log.info(f"{LLMRelevanceReranker.name}: {llm_status}")
+    context.log.info(f"reranker: {rerankers.cross_encoder_status}")
+    context.log.info(f"{LLMRelevanceReranker.name}: {rerankers.llm_status}")
     engine = compute.runner(context.log.info)
-    # document-level questions are judged on 100 distinct documents, however many chunks that takes
-    documents = DOCUMENT_DEPTH if ground_truth["relevant"].notna().any() else None
-    frames, stamps = [], {}
-    for strategy in strategies:
-        chunks = chunk_sets[strategy]()
-        stamps[strategy] = {s: chunks[s].iloc[0] if len(chunks) else None for s in ("corpus_hash", "chunker")}
-        index = ChunkIndex.open(
-            data_dir.layout, strategy, chunks, embeddings[strategy](), model.identity, corpus_snapshot
-        )
-        stamps[strategy]["bm25"] = json.dumps(asdict(index.bm25.settings), sort_keys=True)  # what it was built with
-        del chunks
-        rerankers = [r for r in (reranker, llm_reranker if strategy == serving else None) if r is not None]
-        if engine and not rerankers:  # a reranker's model stays in this process: so does its strategy
-            frames.append(run_queries_on(engine, index, queries, query_vectors, encode_ms, documents))
-        else:
-            frames.append(
-                run_queries(
-                    index,
-                    queries,
-                    query_vectors,
-                    encode_ms,
-                    rerankers,
-                    rerank_queries={LLMRelevanceReranker.name: set(llm_sample["query_id"])},
-                    documents=documents,
-                )
-            )
-        context.log.info(f"strategy {strategy}: {len(queries)} queries retrieved")
-    runs = pd.concat(frames, ignore_index=True)
-    for stamp in ("corpus_hash", "chunker", "bm25"):  # provenance, as each chunk set and index recorded it
-        runs[stamp] = runs["strategy"].map({s: recorded[stamp] for s, recorded in stamps.items()})
-    runs["ground_truth_hash"] = gt.ground_truth_hash(ground_truth)
-    runs["model_id"] = model.identity
-    runs["reranker_model"] = runs["retriever"].map({r.name: r.model for r in (reranker, llm_reranker) if r is not None})
+    runs, encode_ms = retrieve_all(
+        data_dir.layout,
+        strategies,
+        chunk_sets,
+        embeddings,
+        corpus_snapshot,
+        ground_truth,
+        model,
+        rerankers,
+        serving,
+        engine,
+        context.log.info,
+    )
     latency = {
         r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}
         for r, g in runs.groupby("retriever")
@@ -134,8 +95,8 @@ def retrieval_runs(
             "model_id": model.identity,
             "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
             "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
-            "rerank": rerank_status,
-            "rerank_llm": llm_status,
+            "rerank": rerankers.cross_encoder_status,
+            "rerank_llm": rerankers.llm_status,
             "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
             "engine": "ray" if engine else "local",
             "latency_ms": MetadataValue.json(latency),

@@ -1,19 +1,13 @@
 """generation_eval: the ask path (gate, context, generator, citation check) on a fixed sample."""
 
-import json
-
 import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
-from rag_assets.answering import scoring
-from rag_assets.answering.answerer import build_answerer, with_titles
 from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.evaluation.answer_eval import evaluate_answers
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.access import ALL_TENANTS
-from rag_assets.retrieval.search import ChunkIndex
 
 
 def _summary_markdown(summary: pd.DataFrame) -> str:
@@ -56,59 +50,30 @@ def generation_eval(
             },
         )
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
-    model = embedder.get()
-    chunks = chunk_sets[strategy]()  # the serving strategy's tables only
-    index = ChunkIndex.open(data_dir.layout, strategy, chunks, embeddings[strategy](), model.identity, corpus_snapshot)
     lm = generator.get()
-    answerer = build_answerer(
-        index,
-        with_titles(chunks, corpus_snapshot),
-        model,
+    result = evaluate_answers(
+        data_dir.layout,
+        strategy,
+        chunk_sets[strategy](),  # the serving strategy's tables only
+        embeddings[strategy](),
+        corpus_snapshot,
+        ground_truth,
+        sample,
+        embedder.get(),
         lm,
-        threshold=retrieval.refusal_threshold,
-        budget=generator.input_budget,
-        tenant=ALL_TENANTS,
-    )
-    rows = []
-    answers = answerer.ask_many(
-        sample["query"].tolist(),
+        retrieval.refusal_threshold,
+        generator.input_budget,
         generator.eval_batch,
-        lambda done, total: context.log.info(f"decoded {done}/{total} answers past the gate"),
+        context.log.info,
     )
-    for i, (q, answer) in enumerate(zip(sample.itertuples(), answers), start=1):
-        a = answer.as_dict()
-        rows.append(
-            {
-                "query_id": q.query_id,
-                "kind": q.kind,
-                "needle": q.needle,
-                "answers": [] if q.answers is None else list(q.answers),
-                **a,
-            }
-        )
-        context.log.info(
-            f"[{i}/{len(sample)}] {q.kind}: " + ("refused by the gate" if a["refused"] else f"{a['answer'][:80]!r}")
-        )
-    scored = scoring.score_answers(pd.DataFrame(rows))
-    summary = scoring.summary(scored)
-    latency = scoring.latency(scored)
-    table = scored.assign(
-        citations=[json.dumps(c) for c in scored["citations"]],
-        sources=[json.dumps(s) for s in scored["sources"]],
-        dangling=[json.dumps(d) for d in scored["dangling"]],
-        omitted=[json.dumps(o) for o in scored["omitted"]],
-        generator=lm.identity,
-        embedding_model=model.identity,
-        corpus_hash=provenance_of_table(chunks, ["corpus_hash"])["corpus_hash"],
-        ground_truth_hash=gt.ground_truth_hash(ground_truth),
-    )
+    table, scored, summary, latency = result.table, result.scored, result.summary, result.latency
     shown = scored[scored["kind"] == "answerable"].head(3)
     return Output(
         table,
         metadata={
             "generator": lm.identity,
             "strategy": strategy,
-            "retriever": answerer.retriever,
+            "retriever": result.retriever,
             "threshold": decimals(retrieval.refusal_threshold),
             "input_budget_tokens": generator.input_budget,
             "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),
