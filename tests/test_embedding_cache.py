@@ -5,11 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from barrier import wait_at_barrier
 from dagster import AssetKey, DagsterInstance
 
 from rag_assets.retrieval.embedding import Embedder, IdentityMismatch, require_identity
@@ -85,22 +86,27 @@ def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
         "--no-llm",
     ]  # 641 chunks: 3 batches of 256
     killed = tmp_path / "killed"
+    held = [
+        sys.executable,
+        str(Path(__file__).parent / "barrier.py"),
+        f"{EmbeddingCache.__module__}:EmbeddingCache._write_shard",
+        "1",
+        "--",
+    ]
     proc = subprocess.Popen(
-        cmd + ["--data-dir", str(killed)],
+        held + cmd[3:] + ["--data-dir", str(killed)],
         env=env,
         start_new_session=True,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     shards = lambda: list((killed / "cache" / "embeddings").glob("*/shard-*.parquet"))  # noqa: E731
-    deadline = time.time() + 240
-    while not shards() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    assert proc.poll() is None, "the run finished before it could be killed"
+    wait_at_barrier(proc)  # held just after its first shard is on disk
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = len(shards())
-    assert 1 <= done_before < 3 and not (killed / "assets" / "embeddings" / "A.parquet").exists()
+    assert done_before == 1 and not (killed / "assets" / "embeddings" / "A.parquet").exists()
     assert not list(killed.rglob("*.tmp*"))  # no half-written file took the place of a real one
 
     resumed = subprocess.run(cmd + ["--data-dir", str(killed)], env=env, capture_output=True, text=True)

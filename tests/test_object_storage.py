@@ -5,11 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import s3fs
+from barrier import wait_at_barrier
 from servers import CLI
 
 from rag_assets import locking, storage
@@ -57,19 +58,23 @@ def test_a_writer_killed_mid_upload_leaves_the_previous_object_whole(bucket):
     target = bucket.table("embeddings", "E")
     storage.write_bytes(target, b"previous")
     fs = s3fs.S3FileSystem()
-    writer = subprocess.Popen(
+    writer = subprocess.Popen(  # held once its first part is uploaded: the upload is under way
         [
             sys.executable,
+            str(Path(__file__).parent / "barrier.py"),
+            "s3fs.core:S3File._upload_chunk",
+            "1",
+            "--",
             "-c",
             "from rag_assets import storage; import sys; storage.write_bytes(storage.as_path(sys.argv[1]), "
             "bytes(300 * 2**20))",
             str(target),
-        ]
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    deadline = time.time() + 120
-    while not fs.list_multipart_uploads("rag-assets") and writer.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    assert writer.poll() is None, "the upload finished before it could be interrupted"
+    wait_at_barrier(writer)
+    assert fs.list_multipart_uploads("rag-assets"), "no upload under way at the barrier"
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()
     assert target.read_bytes() == b"previous"

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from barrier import wait_at_barrier
 from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
 
@@ -280,11 +281,13 @@ def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(b
     dataset, _ = built
     data_dir = tmp_path / "data"
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    first = subprocess.Popen(
+    first = subprocess.Popen(  # held inside its first run's corpus_snapshot step: that run is STARTED
         [
             sys.executable,
-            "-m",
-            "rag_assets.app.cli",
+            str(Path(__file__).parent / "barrier.py"),
+            "rag_assets.ingest.corpus:snapshot_of",
+            "1",
+            "--",
             "run",
             "--dataset",
             str(dataset),
@@ -304,13 +307,7 @@ def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(b
         with DagsterInstance.from_config(str(home)) as instance:
             return [r for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED]
 
-    for line in first.stdout:  # its instance exists once it reports its second step (never open it sooner)
-        if line.startswith("[2/"):
-            break
-    deadline = time.time() + 120
-    while not started_runs() and first.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    assert first.poll() is None, "the first run ended before the second could meet it"
+    wait_at_barrier(first)
     assert main(["run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN]) == 2
     err = capsys.readouterr().err
     assert f"pid {first.pid}" in err and "rag-assets run --data-dir" in err and "wait for it to finish" in err

@@ -7,6 +7,7 @@ Screenshots of each page are written to test-artifacts/browser/ when a check fai
 import os
 import shutil
 import subprocess
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def looking_at(page, name: str):
 def visit(page, url: str) -> None:
     page.goto(url, wait_until="networkidle")
     page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)
-    page.wait_for_timeout(1500)
+    page.wait_for_load_state("networkidle")  # the requests the rendered page made in turn
 
 
 def test_the_asset_list_shows_everything_materialised_and_nothing_stale(ui, page):
@@ -137,8 +138,11 @@ def test_the_global_lineage_expanded_shows_the_chain_from_the_sources_to_the_rep
         visit(page, ui + "/asset-groups")
         assert not any(drawn(asset, graph_labels(page)) for asset in CHAIN)  # groups start collapsed
         page.keyboard.press("Alt+e")  # the graph's own shortcut for "Expand all groups"
-        page.wait_for_timeout(2000)
+        deadline = time.monotonic() + 30
         labels = graph_labels(page)
+        while [a for a in CHAIN + ASSETS if not drawn(a, labels)] and time.monotonic() < deadline:
+            page.wait_for_timeout(200)  # polled until drawn (or the deadline), not a fixed wait
+            labels = graph_labels(page)
         assert [asset for asset in CHAIN + ASSETS if not drawn(asset, labels)] == [], labels
         assert not page.errors, page.errors
 
@@ -150,7 +154,13 @@ def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, 
         page.get_by_text("[Show Markdown]", exact=True).first.click()
         dialog = page.get_by_role("dialog")
         dialog.wait_for()
-        page.wait_for_timeout(1500)
+        page.wait_for_function(  # its tables rendered and every plot loaded
+            """() => { const d = document.querySelector('[role=dialog]'); if (!d) return false;
+                const images = [...d.querySelectorAll('img')];
+                return d.querySelectorAll('table').length >= 2 && images.length > 0
+                    && images.every(i => i.complete && i.naturalWidth > 0); }""",
+            timeout=30_000,
+        )
         found = page.evaluate("""() => {
             const d = document.querySelector('[role=dialog]'), box = d.getBoundingClientRect();
             return {headings: [...d.querySelectorAll('h1,h2')].map(h => h.textContent),
