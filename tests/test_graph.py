@@ -10,6 +10,7 @@ EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "questions_file": {"group": "sources", "deps": [], "partitions": None, "checks": []},
+    "bm25_settings": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "chunker_settings": {
         "group": "sources",
         "deps": [],
@@ -42,7 +43,7 @@ EXPECTED = {
     },
     "bm25_index": {
         "group": "indexing",
-        "deps": ["chunk_sets"],
+        "deps": ["bm25_settings", "chunk_sets"],
         "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
         "checks": [],
     },
@@ -54,7 +55,7 @@ EXPECTED = {
     },
     "retrieval_runs": {
         "group": "evaluation",
-        "deps": ["bm25_index", "chunk_sets", "embeddings", "ground_truth"],
+        "deps": ["bm25_index", "chunk_sets", "corpus_snapshot", "embeddings", "ground_truth"],
         "partitions": None,
         "checks": [],
     },

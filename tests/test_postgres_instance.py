@@ -129,11 +129,17 @@ def test_an_edited_document_is_stale_and_the_schedule_and_automation_tick_agains
     first = evaluate_automation_conditions(defs=defs, instance=instance)
     assert first.total_requested == 0  # everything is up to date
     guide = Path(materialised["dataset"]) / "documents" / "guide.md"
-    guide.write_text(guide.read_text() + "\nThe pump weighs 12 kilograms.\n")
-    assert record_source_versions(instance, defs.resources)
-    assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "STALE"
-    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
-    assert AssetKey("corpus_snapshot") in {r.key for r in tick.results if not r.true_subset.is_empty}
+    original = guide.read_text()
+    guide.write_text(original + "\nThe pump weighs 12 kilograms.\n")
+    try:
+        assert record_source_versions(instance, defs.resources)
+        assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "STALE"
+        tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+        assert AssetKey("corpus_snapshot") in {r.key for r in tick.results if not r.true_subset.is_empty}
+    finally:  # the module's other tests share this data dir: leave its corpus as the run saw it
+        guide.write_text(original)
+        record_source_versions(instance, defs.resources)
+    assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "FRESH"
     schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
     context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, tzinfo=UTC))
     assert len(schedule.evaluate_tick(context).run_requests) == 1

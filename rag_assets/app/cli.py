@@ -202,6 +202,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _run(args, dataset, strategies)
     except locking.DataDirBusy as exc:
         raise CommandError(str(exc)) from None
+    except CommandError:
+        raise
     except Exception as exc:  # the disk, the database: say which in one line; what was written stays whole
         cause = _root_cause(exc)
         if not isinstance(cause, (OSError, *_database_errors())):
@@ -218,9 +220,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _root_cause(exc: BaseException) -> BaseException:
     """The innermost exception an error was raised from (a database driver's, an OSError)."""
     seen = set()
-    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
+    while id(exc) not in seen:
         seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        below = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        if below is None:
+            return exc
+        exc = below
     return exc
 
 
