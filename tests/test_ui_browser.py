@@ -87,16 +87,21 @@ def looking_at(page, name: str):
         raise
 
 
-def visit(page, url: str) -> None:
+def visit(page, url: str, ready: str) -> None:
+    """Open `url` and wait until the page shows `ready` and nothing is loading any more (the UI
+    renders in stages: a page can be free of 'Loading' before it starts loading its lists)."""
     page.goto(url, wait_until="networkidle")
-    page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)
-    page.wait_for_load_state("networkidle")  # the requests the rendered page made in turn
+    page.wait_for_function(
+        "(ready) => document.body.innerText.includes(ready) && !document.body.innerText.includes('Loading')",
+        arg=ready,
+        timeout=60_000,
+    )
 
 
 def test_the_asset_list_shows_everything_materialised_and_nothing_stale(ui, page):
     page.set_viewport_size({"width": 1280, "height": 2400})  # the list only renders the rows it shows
     with looking_at(page, "assets"):
-        visit(page, ui + "/assets")
+        visit(page, ui + "/assets", "regression_report")
         page.get_by_text("significance_report", exact=True).first.wait_for()
         page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)  # each status
         rows = page.evaluate("""() => Object.fromEntries(
@@ -135,7 +140,8 @@ def drawn(name: str, labels: set[str]) -> bool:
 
 def test_the_global_lineage_expanded_shows_the_chain_from_the_sources_to_the_report(ui, page):
     with looking_at(page, "lineage"):
-        visit(page, ui + "/asset-groups")
+        visit(page, ui + "/asset-groups", "evaluation")
+        page.wait_for_selector('input[placeholder="Jump to…"]')
         assert not any(drawn(asset, graph_labels(page)) for asset in CHAIN)  # groups start collapsed
         page.keyboard.press("Alt+e")  # the graph's own shortcut for "Expand all groups"
         deadline = time.monotonic() + 30
@@ -149,7 +155,7 @@ def test_the_global_lineage_expanded_shows_the_chain_from_the_sources_to_the_rep
 
 def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, page):
     with looking_at(page, "significance_report"):
-        visit(page, ui + "/assets/significance_report")
+        visit(page, ui + "/assets/significance_report", "[Show Markdown]")
         assert "report, recall table, sign tests and plot" in page.inner_text("body")  # the asset says where
         page.get_by_text("[Show Markdown]", exact=True).first.click()
         dialog = page.get_by_role("dialog")
@@ -178,10 +184,10 @@ def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, 
 
 def test_chunk_sets_shows_its_eight_partitions_and_checks_that_passed(ui, page):
     with looking_at(page, "chunk_sets"):
-        visit(page, ui + "/assets/chunk_sets?view=partitions")
+        visit(page, ui + "/assets/chunk_sets?view=partitions", "Materialized (")
         text = page.inner_text("body")
         assert "Materialized (8)" in text and "Missing (0)" in text and "Failed (0)" in text
-        visit(page, ui + "/assets/chunk_sets?view=checks")
+        visit(page, ui + "/assets/chunk_sets?view=checks", "Checks (")
         text = page.inner_text("body")
         for check in ("offsets_slice_back", "chunk_ids_unique", "every_ok_document_chunked"):
             assert check in text
@@ -191,7 +197,7 @@ def test_chunk_sets_shows_its_eight_partitions_and_checks_that_passed(ui, page):
 
 def test_the_automation_page_lists_the_nightly_schedule_and_both_sensors_running(ui, page):
     with looking_at(page, "automation"):
-        visit(page, ui + "/automation")
+        visit(page, ui + "/automation", "Scheduled At")
         assert "Scheduled At 02:00 AM UTC" in page.inner_text("body")
         running = page.evaluate("""() => {
             const rows = {};  // each row holds a selection box, then its on/off switch

@@ -32,7 +32,7 @@ def chunker_stamp(strategy: strategies.Strategy) -> str:
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="chunking",
     partitions_def=strategy_partitions,
     code_version=CHUNKER_CODE_VERSION,

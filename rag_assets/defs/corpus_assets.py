@@ -27,7 +27,7 @@ EXTRACTORS_VERSION = "-".join(sorted({f"{e.name}{e.version}" for e in EXTRACTORS
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="corpus",
     code_version=f"snapshot2+{EXTRACTORS_VERSION}",
     deps=["corpus_files"],
@@ -101,7 +101,7 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, co
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="corpus",
     code_version="ground_truth2",
     deps=["questions_file"],

@@ -33,7 +33,7 @@ from rag_assets.retrieval.rerank import LLMRelevanceReranker
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="retrieval2",
     automation_condition=AUTOMATION,
@@ -105,7 +105,7 @@ def retrieval_runs(
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="hits1",
     automation_condition=AFTER_RETRIEVAL,
@@ -145,7 +145,7 @@ def check_same_inputs(
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="eval1",
     automation_condition=AUTOMATION,
@@ -168,7 +168,7 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
 
 
 @asset(
-    kinds={"pandas", "parquet", "markdown"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="report1",
     automation_condition=AUTOMATION,
@@ -214,7 +214,7 @@ def significance_report(
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="refusal1",
     automation_condition=AFTER_RETRIEVAL,

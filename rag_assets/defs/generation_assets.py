@@ -20,7 +20,7 @@ def _summary_markdown(summary: pd.DataFrame) -> str:
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="evaluation",
     code_version="generation2",
     automation_condition=AFTER_RETRIEVAL,

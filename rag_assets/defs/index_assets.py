@@ -41,7 +41,7 @@ SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encodin
 
 
 @asset(
-    kinds={"pandas", "parquet"},
+    kinds={"parquet"},
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version=PIPELINE_VERSION,
@@ -167,7 +167,7 @@ ANN_QUERIES = 1000  # at most this many of the partition's questions measure the
 
 
 @asset(
-    kinds={"faiss", "parquet"},
+    kinds={"faiss"},
     group_name="indexing",
     partitions_def=strategy_partitions,
     code_version="hnsw1",

@@ -43,9 +43,7 @@ def code_versions(context: AssetExecutionContext) -> str:
     )
 
 
-@asset(
-    kinds={"pandas", "parquet"}, group_name="nightly", code_version="history2", automation_condition=AFTER_EVALUATION
-)
+@asset(kinds={"parquet"}, group_name="nightly", code_version="history2", automation_condition=AFTER_EVALUATION)
 def evaluation_history(
     context: AssetExecutionContext,
     data_dir: DataDirResource,
