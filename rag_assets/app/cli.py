@@ -210,8 +210,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise
         print(
             f"rag-assets run: error: the run stopped: {type(cause).__name__}: {cause} (data dir {data_dir}); "
-            "every file written before is whole and the next run resumes from it: free space or fix the disk, "
-            "then run again",
+            "every file written before is whole and the next run resumes from it: fix the cause (a full disk, "
+            "an unreachable database) and run again",
             file=sys.stderr,
         )
         return 1
