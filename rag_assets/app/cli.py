@@ -205,8 +205,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except CommandError:
         raise
     except Exception as exc:  # the disk, the database: say which in one line; what was written stays whole
-        cause = _root_cause(exc)
-        if not isinstance(cause, (OSError, *_database_errors())):
+        cause = _storage_failure(exc)
+        if cause is None:
             raise
         print(
             f"rag-assets run: error: the run stopped: {type(cause).__name__}: {cause} (data dir {data_dir}); "
@@ -215,6 +215,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _storage_failure(exc: BaseException) -> BaseException | None:
+    """The innermost cause of `exc` when it is the disk's or the database's (an OSError, a
+    SQLite or PostgreSQL operational error), else None: those are reported in one line."""
+    cause = _root_cause(exc)
+    return cause if isinstance(cause, (OSError, *_database_errors())) else None
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -389,8 +396,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except IndexNotReady as exc:
         raise CommandError(str(exc)) from None
     except Exception as exc:  # a full disk under the instance (or under the private copy of it)
-        cause = _root_cause(exc)
-        if not isinstance(cause, (OSError, *_database_errors())):
+        cause = _storage_failure(exc)
+        if cause is None:
             raise
         raise CommandError(
             f"cannot read the run history of {data_dir}: {type(cause).__name__}: {cause} (is the disk, or the "
