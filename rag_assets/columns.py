@@ -17,6 +17,7 @@ COLUMNS = {
     "embedding_model": "embedding model identity the answers were retrieved with",
     "generator": "generator identity: the model file's name and sha256",
     "ground_truth_hash": "hash of the ground-truth rows (queries, needles, kinds) the result was computed from",
+    "question_origin": "where the questions came from: written, or DRAFTED by which model and prompts",
     "bm25": "the settings the BM25 index was built with (variant, k1, b, epsilon, analyzer), as JSON",
     "pipeline_version": "version of the embedding code path (prefixes, normalisation)",
     "extractor": "the extractor that read the file (markdown, pdf, html, csv, xlsx, webvtt, srt)",
@@ -62,6 +63,19 @@ COLUMNS = {
     "answers": "reference answers (short spans) for exact match and F1",
     "needle_start": "offset of the needle in its document's canonical text",
     "relevant": "JSON: document id -> graded relevance, for document-level (BEIR) questions",
+    "origin": "written; drafted (by a model); reviewed (drafted, kept by a person in questions.jsonl); generic",
+    "drafted_by": "the drafting model's identity and prompts, for drafted and reviewed questions",
+    # drafted_questions
+    "language": "ISO 639-1 code of the needle's document (py3langid)",
+    "style": "document (in the document's words) or ticket (as a support ticket would put it)",
+    "reply": "the model's reply, as generated",
+    "verdict": "kept, or the rule that dropped the phrasing (not_a_question, wrong_language, copies_needle, "
+    "duplicate, not_answered)",
+    "detail": "what the rule saw (the overlap, the language found, the judge's margin)",
+    "judge_margin": "log-odds of yes that the needle answers the question, minus a decoy sentence's",
+    "kept": "whether the phrasing passed every rule",
+    "drafting_model": "the identity of the model that drafted the question",
+    "prompts": "the drafting prompts' version and the hash of their text",
     # retrieval_runs
     "chunk_ids": "ranked chunk ids, best first (100 deep; for document-level questions, 100 documents deep)",
     "scores": "the retriever's score of each ranked chunk",

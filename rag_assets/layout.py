@@ -7,6 +7,7 @@
 <data dir>/assets/evaluation_history/date=.../       the evaluation history
 <data dir>/reports/                                  Markdown reports and plots
 <data dir>/cache/embeddings/<model>/                 the embedding cache
+<data dir>/cache/drafts/<model>/                     drafted questions and their judgements, by prompt
 <data dir>/dagster_home/                             the Dagster instance (run history)
 <data dir>/.rag-assets.lock                          the writers' lock
 <data dir>/dataset.json                              the dataset it was built from
@@ -93,6 +94,10 @@ class DataDir:
     @property
     def embedding_cache(self) -> storage.AnyPath:
         return self.root / "cache" / "embeddings"
+
+    @property
+    def draft_cache(self) -> storage.AnyPath:
+        return self.root / "cache" / "drafts"
 
     @property
     def dagster_home(self) -> Path:

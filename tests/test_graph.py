@@ -23,9 +23,15 @@ EXPECTED = {
         "partitions": None,
         "checks": ["counts_add_up", "document_ids_unique"],
     },
-    "ground_truth": {
+    "drafted_questions": {
         "group": "corpus",
         "deps": ["corpus_snapshot", "questions_file"],
+        "partitions": None,
+        "checks": [],
+    },
+    "ground_truth": {
+        "group": "corpus",
+        "deps": ["corpus_snapshot", "drafted_questions", "questions_file"],
         "partitions": None,
         "checks": ["needles_unique_outside_headings"],
     },
@@ -133,7 +139,7 @@ def test_asset_graph_is_pinned():
 def test_run_plan_is_one_run_per_partition_after_the_roots():
     steps = materialization_steps(defs, ["A", "W"])
     assert [(s.label, [k.to_user_string() for k in s.keys], s.partition_key) for s in steps] == [
-        ("unpartitioned roots", ["corpus_snapshot", "ground_truth"], None),
+        ("unpartitioned roots", ["corpus_snapshot", "drafted_questions", "ground_truth"], None),
         ("partition A", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "A"),
         ("partition W", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "W"),
         (

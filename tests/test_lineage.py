@@ -64,11 +64,10 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
     assert record_source_versions(instance, defs.resources) == ["corpus_files"]
     assert _stale(defs, instance) == {"corpus_snapshot": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-    assert _requested(tick) == {"corpus_snapshot", "ground_truth"}
+    roots = ("corpus_snapshot", "drafted_questions", "ground_truth")  # drafted_questions: nothing to draft
+    assert _requested(tick) == set(roots)
     job = defs.resolve_implicit_global_asset_job_def()
-    job.execute_in_process(
-        instance=instance, asset_selection=[AssetKey("corpus_snapshot"), AssetKey("ground_truth")], run_config=QUIET
-    )
+    job.execute_in_process(instance=instance, asset_selection=[AssetKey(a) for a in roots], run_config=QUIET)
     # the next tick carries the change across the partitions boundary: every strategy's chunk set
     # and, in the same runs, its embeddings, BM25 index and HNSW graph; the evaluation layer waits for them
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)

@@ -122,7 +122,9 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
             "ground_truth_hash",
             "model_id",
             "chunker",
+            "question_origin",
         } <= set(table.columns)
+        assert (table["question_origin"] == "written").all()  # the tiny dataset's own questions
         assert (table.loc[table["metric"] == "recall", "n_queries"] == 4).all()  # answerable phrasings
         report = data_dir / "reports" / "significance_report.md"
         assert report.read_text().startswith("# Retrieval evaluation and significance")

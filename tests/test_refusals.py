@@ -112,7 +112,7 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
         assert code == 2 and out == "" and message in err and "Traceback" not in err
     code, _, err = ask(capsys, tmp_path / "no-dataset", tmp_path / "fresh")
     assert code == 2
-    one_line_refusal(err, "is not a dataset: missing documents, questions.jsonl", "docs/dataset-format.md")
+    one_line_refusal(err, "is not a dataset: missing documents/", "docs/dataset-format.md")
     code, _, err = ask(capsys, dataset, tmp_path / "typo")
     assert code == 2 and not (tmp_path / "typo").exists()  # never created
     one_line_refusal(err, "nothing has been materialised in", "rag-assets run --data-dir")

@@ -48,6 +48,9 @@ def default_model_file() -> Path:
     return path
 
 
+_LOADED = ("path", "weights_sha256", "identity", "folder", "tokenizer", "model")  # what with_decoding shares
+
+
 @dataclass(frozen=True)
 class Generation:
     text: str
@@ -59,10 +62,17 @@ class Generation:
 class LocalLM:
     """`spec`: empty for the packaged SmolLM2, a .gguf file, or a transformers model folder."""
 
-    def __init__(self, spec: str = "", max_new_tokens: int = MAX_NEW_TOKENS, answer_prefix: str = ANSWER_PREFIX):
+    def __init__(
+        self,
+        spec: str = "",
+        max_new_tokens: int = MAX_NEW_TOKENS,
+        answer_prefix: str = ANSWER_PREFIX,
+        stop_strings: tuple[str, ...] = (),
+    ):
         self.spec = spec
         self.max_new_tokens = max_new_tokens
         self.answer_prefix = answer_prefix
+        self.stop_strings = stop_strings  # decoding of an answer ends after any of these
 
     @cached_property
     def path(self) -> Path:
@@ -193,6 +203,7 @@ class LocalLM:
                 top_p=None,
                 top_k=None,
                 pad_token_id=eos,
+                **({"stop_strings": list(self.stop_strings), "tokenizer": self.tokenizer} if self.stop_strings else {}),
             )
         answers = []
         for new in out[:, width:].tolist():
@@ -200,6 +211,12 @@ class LocalLM:
             text = (self.answer_prefix + self.tokenizer.decode(new[:length], skip_special_tokens=True)).strip()
             answers.append((text, length))
         return answers
+
+    def with_decoding(self, max_new_tokens: int, answer_prefix: str, stop_strings: tuple[str, ...] = ()) -> LocalLM:
+        """The same loaded model, decoding with other settings (drafting questions, not answers)."""
+        other = LocalLM(self.spec, max_new_tokens, answer_prefix, stop_strings)
+        other.__dict__.update({k: v for k, v in self.__dict__.items() if k in _LOADED})
+        return other
 
     def _first_tokens(self, words: tuple[str, ...]) -> list[int]:
         return sorted({self.tokenizer.encode(w, add_special_tokens=False)[0] for w in words})

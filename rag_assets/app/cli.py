@@ -69,6 +69,12 @@ def _port(value: str) -> int:
     return int(value)
 
 
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"a count is a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
 def _question(value: str) -> str:
     """The question as text: bytes that are not UTF-8 (argv keeps them as surrogates) are refused."""
     try:
@@ -277,6 +283,8 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             rerank_llm=args.rerank_llm,
             embedder=_embedder(args),
             compute=compute,
+            questions=args.questions,
+            draft_questions=args.draft_questions,
         )
         steps = materialization_steps(defs, strategies)
         report = RunReport()
@@ -314,7 +322,53 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
                 print(report.failure(result), file=sys.stderr)
                 return 1
     print(report.summary(time.perf_counter() - started))
+    _print_question_origin(DataDir(data_dir))
     return 0 if report.checks_passed else 1
+
+
+def _print_question_origin(layout: DataDir) -> None:
+    """Last words of a run: whether its figures come from written or drafted questions."""
+    from rag_assets.ingest.ground_truth import drafted_warning, origin_label
+
+    origin = origin_label(layout.read_table("ground_truth"))
+    print(f"questions: {origin}")
+    if drafted_warning(origin):
+        print(
+            f"  {drafted_warning(origin)}\n  review them: rag-assets questions export --data-dir {layout.root} "
+            "--out drafted.jsonl, then save what you keep as the dataset's questions.jsonl"
+        )
+
+
+def cmd_questions_export(args: argparse.Namespace) -> int:
+    """The drafted set in the native format, with origin, overlap and every filter's verdict."""
+    from rag_assets.drafting.question_set import drafted_records
+    from rag_assets.ingest.dataset import write_questions
+
+    layout = DataDir(args.data_dir)
+    try:
+        table = layout.read_table("drafted_questions")
+    except (FileNotFoundError, OSError) as exc:
+        raise CommandError(f"{exc}: run `rag-assets run --data-dir {args.data_dir}` first") from None
+    if table.empty:
+        raise CommandError(
+            "this data dir evaluated a written question set: nothing was drafted "
+            "(`rag-assets run --questions drafted` drafts one)"
+        )
+    records = drafted_records(table)
+    out = Path(args.out)
+    if out.is_dir():
+        raise CommandError(f"--out {out} is a folder: give a file name such as drafted.jsonl")
+    try:
+        write_questions(out, records)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+    dropped = table.groupby("question_id")["kept"].any().eq(False).sum()
+    print(
+        f"wrote {len(records)} drafted questions to {out} ({dropped} more were dropped by the filters; each line "
+        "lists its phrasings' verdicts). Edit, delete or keep lines and save the result as the dataset's "
+        "questions.jsonl: the next run evaluates on it, marked as drafted and reviewed."
+    )
+    return 0
 
 
 def _report_sweep(data_dir) -> None:
@@ -546,6 +600,8 @@ def parser() -> argparse.ArgumentParser:
     from rag_assets.answering import refusal
     from rag_assets.answering.answerer import DEFAULT_RETRIEVER, RETRIEVERS, SERVING_STRATEGY
     from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.drafting.question_set import MODES
+    from rag_assets.ingest.ground_truth import Sample
     from rag_assets.retrieval.embedding import BACKENDS, DEFAULT_BACKEND
 
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
@@ -592,6 +648,19 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
     run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
     run.add_argument("--max-file-mb", type=_megabytes, help="refuse documents larger than this (default: 50 MiB)")
+    run.add_argument(
+        "--questions",
+        choices=MODES,
+        default="auto",
+        help="the question set: written (questions.jsonl), drafted (from the documents by the generator), or "
+        "auto (default: written when questions.jsonl has an answerable question, drafted otherwise)",
+    )
+    run.add_argument(
+        "--draft-questions",
+        type=_count,
+        metavar="N",
+        help=f"needles a drafted set asks about (default: {Sample.answerable})",
+    )
     llm = run.add_mutually_exclusive_group()
     llm.add_argument(
         "--no-llm",
@@ -657,6 +726,13 @@ def parser() -> argparse.ArgumentParser:
     trec_.add_argument("--retriever", choices=RETRIEVERS)
     trec_.add_argument("--out", required=True)
     trec_.set_defaults(func=cmd_export_trec)
+
+    questions = sub.add_parser("questions", help="work with a drafted question set")
+    actions = questions.add_subparsers(dest="action", required=True)
+    export_q = actions.add_parser("export", help="the drafted set as native JSONL, with origin and filter verdicts")
+    export_q.add_argument("--data-dir", default=str(data_dir))
+    export_q.add_argument("--out", required=True)
+    export_q.set_defaults(func=cmd_questions_export)
 
     imp = sub.add_parser("import", help="convert a public data set into the native dataset format")
     kinds = imp.add_subparsers(dest="kind", required=True)

@@ -7,6 +7,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 from rag_assets.defs.automation import automation_sensor
 from rag_assets.defs.chunk_assets import chunk_sets
 from rag_assets.defs.corpus_assets import corpus_snapshot, ground_truth
+from rag_assets.defs.drafting_assets import drafted_questions
 from rag_assets.defs.evaluation_assets import (
     evaluation_tables,
     query_hits,
@@ -42,6 +43,7 @@ from rag_assets.layout import DataDir
 
 ASSETS = [
     corpus_snapshot,
+    drafted_questions,
     ground_truth,
     chunk_sets,
     embeddings,
@@ -64,7 +66,7 @@ RUN_JOBS = [
     define_asset_job(
         "corpus",
         AssetSelection.assets(*ASSETS) - PARTITIONED.downstream(),
-        description="The unpartitioned roots: corpus snapshot and ground truth.",
+        description="The unpartitioned roots: corpus snapshot, drafted questions and ground truth.",
     ),
     define_asset_job(
         "strategy_indexes",
@@ -89,11 +91,15 @@ def build_definitions(
     rerank_llm: bool = False,
     compute: ComputeResource | None = None,
     bm25_analyzer: str | None = None,
+    questions: str = "auto",
+    draft_questions: int | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
     turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions; `bm25_analyzer`
-    replaces the default BM25 analyzer (a new version of the `bm25_settings` source)."""
+    replaces the default BM25 analyzer (a new version of the `bm25_settings` source); `questions`
+    chooses the written or a drafted question set (auto: drafted when there is no written one),
+    `draft_questions` how many needles a drafted set asks about."""
     if rerank_llm and not llm:
         raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
     data_dir = DataDir(data_dir or data_dir_from_env()).root
@@ -107,6 +113,8 @@ def build_definitions(
             "dataset": DatasetResource(
                 root=str(dataset_dir or dataset_from_env()),
                 full_ground_truth=full_ground_truth,
+                questions=questions,
+                **({"draft_questions": draft_questions} if draft_questions else {}),
                 **({"max_file_mb": max_file_mb} if max_file_mb else {}),
             ),
             "data_dir": DataDirResource(root=str(data_dir)),

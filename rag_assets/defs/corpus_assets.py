@@ -18,6 +18,7 @@ from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
 from rag_assets.defs.resources import ComputeResource, DatasetResource
+from rag_assets.drafting import question_set
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import names_differing_by_case
@@ -103,16 +104,39 @@ def corpus_snapshot(context: AssetExecutionContext, dataset: DatasetResource, co
 @asset(
     kinds={"parquet"},
     group_name="corpus",
-    code_version="ground_truth2",
+    code_version="ground_truth3",
     deps=["questions_file"],
-    metadata={PREVIEW_KEY: ["query_id", "question_id", "kind", "query", "needle", "document_id", "relevant"]},
+    metadata={PREVIEW_KEY: ["query_id", "origin", "kind", "query", "needle", "document_id", "relevant", "drafted_by"]},
     automation_condition=AUTOMATION,
     check_specs=[AssetCheckSpec("needles_unique_outside_headings", asset="ground_truth", blocking=True)],
 )
-def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpus_snapshot: pd.DataFrame):
-    """Validated queries (one row per phrasing); rejected questions listed with reasons."""
-    records, unreadable = gt.read_questions(dataset.dataset().questions_path)
-    truth, invalid = gt.validate(records, corpus_snapshot)
+def ground_truth(
+    context: AssetExecutionContext,
+    dataset: DatasetResource,
+    corpus_snapshot: pd.DataFrame,
+    drafted_questions: pd.DataFrame,
+):
+    """Validated queries (one row per phrasing), from questions.jsonl or, when drafted_questions
+    drafted a set, from it (with the written file's refusal questions, or the generic ones);
+    rejected questions listed with reasons. Every row says where it came from (`origin`)."""
+    records, unreadable = question_set.written_records(dataset.dataset().questions_path)
+    refusals = "written"
+    if len(drafted_questions):
+        written_count = len(records) + len(unreadable)
+        others, refusals = question_set.refusal_records(records)
+        drafted, invalid_drafted = gt.validate(
+            question_set.drafted_records(drafted_questions), corpus_snapshot, drafted=True
+        )
+        rest, invalid_rest = gt.validate(others, corpus_snapshot)
+        truth = pd.concat([drafted, rest], ignore_index=True)
+        invalid, unreadable = pd.concat([invalid_drafted, invalid_rest], ignore_index=True), []
+        records = others
+        context.log.warning(
+            f"evaluating on DRAFTED questions ({drafted['question_id'].nunique()}); the {written_count} lines of "
+            f"questions.jsonl give only the refusal questions. Refusal questions: {refusals}"
+        )
+    else:
+        truth, invalid = gt.validate(records, corpus_snapshot)
     rejects = pd.DataFrame(unreadable + invalid.to_dict("records"), columns=gt.REJECT_COLUMNS).sort_values(
         "line", kind="stable", ignore_index=True
     )
@@ -127,6 +151,8 @@ def ground_truth(context: AssetExecutionContext, dataset: DatasetResource, corpu
         data_version=DataVersion(gt.ground_truth_hash(kept)),
         metadata={
             "ground_truth_hash": gt.ground_truth_hash(kept),
+            "questions": gt.origin_label(kept),
+            "refusal_questions": refusals,
             "questions_in_file": len(records) + len(unreadable),
             "questions_valid": int(truth["question_id"].nunique()),
             "questions_rejected": len(rejects),

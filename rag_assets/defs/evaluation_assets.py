@@ -7,7 +7,14 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets import storage
 from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
-from rag_assets.defs.glue import LazyTables, OnDemand, all_strategies_lazily, columns_of, decimals
+from rag_assets.defs.glue import (
+    LazyTables,
+    OnDemand,
+    all_strategies_lazily,
+    columns_of,
+    decimals,
+    questions_metadata,
+)
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.resources import (
     ComputeResource,
@@ -161,6 +168,7 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     return Output(
         table,
         metadata={
+            **questions_metadata(str(provenance["question_origin"])),
             **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
             "recall": MetadataValue.md(significance_markdown.recall_table(table)),
         },
@@ -204,6 +212,7 @@ def significance_report(
     return Output(
         tests,
         metadata={
+            **questions_metadata(str(provenance.get("question_origin"))),
             "report": MetadataValue.md(
                 markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
             ),
@@ -253,9 +262,12 @@ def refusal_sweep(
         {min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)}
     )
     ood = best.loc[best["kind"] != "answerable", "best"]
+    must_refuse = ground_truth[ground_truth["kind"] != "answerable"].drop_duplicates("question_id")
     return Output(
         sweep,
         metadata={
+            **questions_metadata(ground_truth),
+            "must_refuse_questions_by_origin": MetadataValue.json(must_refuse["origin"].value_counts().to_dict()),
             "strategy": strategy,
             "configured_strategy": retrieval.serving_strategy,
             "operating_threshold": decimals(threshold),

@@ -42,7 +42,7 @@ embedding_model = AssetSpec(
 questions_file = AssetSpec(
     "questions_file",
     group_name="sources",
-    description="The dataset's questions.jsonl; data version: sha256 of its bytes.",
+    description="The dataset's questions.jsonl; data version: sha256 of its bytes (`absent` without one).",
 )
 chunker_settings = AssetSpec(
     "chunker_settings",
@@ -64,12 +64,16 @@ def source_versions(
     """(source, partition, current data version) for every source."""
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
-        (questions_file.key, None, corpus.file_digest(dataset.dataset().questions_path)),
+        (questions_file.key, None, _digest_or_absent(dataset.dataset().questions_path)),
         (embedding_model.key, None, embedder.identity()),
         (bm25_settings.key, None, retrieval.bm25().fingerprint()),
     ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
     return out
+
+
+def _digest_or_absent(path) -> str:
+    return corpus.file_digest(path) if path.is_file() else "absent"
 
 
 def _recorded(instance: DagsterInstance, key: AssetKey, partition: str | None) -> str | None:

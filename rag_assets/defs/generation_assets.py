@@ -4,7 +4,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets.defs.automation import AFTER_RETRIEVAL
-from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals
+from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals, questions_metadata
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation.answer_eval import evaluate_answers
 from rag_assets.ingest import ground_truth as gt
@@ -71,12 +71,13 @@ def generation_eval(
     return Output(
         table,
         metadata={
+            **questions_metadata(ground_truth),
             "generator": lm.identity,
             "strategy": strategy,
             "retriever": result.retriever,
             "threshold": decimals(retrieval.refusal_threshold),
             "input_budget_tokens": generator.input_budget,
-            "questions": MetadataValue.json(sample["kind"].value_counts().to_dict()),
+            "sampled": MetadataValue.json(sample["kind"].value_counts().to_dict()),
             "summary": MetadataValue.md(_summary_markdown(summary)),
             "latency_ms": MetadataValue.json(latency),
             "decoding": f"greedy, {generator.eval_batch} answers at a time"

@@ -6,6 +6,7 @@ import pandas as pd
 from dagster import Any, AssetIn, AssetKey, MetadataValue
 
 from rag_assets.defs.io_manager import LAZY_KEY
+from rag_assets.ingest.ground_truth import drafted_warning, origin_label
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
@@ -54,3 +55,10 @@ def label(key: AssetKey | str, partition: str | None = None) -> str:
     """`asset[partition]`, or `asset` for an unpartitioned one: how every message names an asset."""
     name = key if isinstance(key, str) else key.to_user_string()
     return f"{name}[{partition}]" if partition else name
+
+
+def questions_metadata(origin: str | pd.DataFrame) -> dict:
+    """Where an asset's questions came from, first in its metadata (a label or a ground truth)."""
+    label = origin if isinstance(origin, str) else origin_label(origin)
+    warning = drafted_warning(label)
+    return {"questions": label, **({"drafted_questions_warning": warning} if warning else {})}

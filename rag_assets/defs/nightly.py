@@ -109,6 +109,7 @@ def regression_report(context: AssetExecutionContext, data_dir: DataDirResource)
         result,
         history.label(entries[-1]) if entries else None,
         history.label(entries[-2]) if previous is not None else None,
+        history.provenance_of(current).get("question_origin") if current is not None else None,
     )
     storage.write_text(data_dir.layout.reports / "regression_report.md", markdown)
     yield MaterializeResult(

@@ -40,6 +40,10 @@ class DatasetResource(ConfigurableResource):
     sample_unanswerable: int = Sample.unanswerable
     sample_seed: int = Sample.seed
     max_file_mb: float = MAX_BYTES / 2**20
+    questions: str = "auto"  # auto, written or drafted (rag_assets.drafting.question_set)
+    min_written: int = 1  # auto drafts when questions.jsonl has fewer valid answerable questions
+    draft_questions: int = Sample.answerable  # needles to draft a question for
+    draft_seed: int = 13
 
     def dataset(self) -> Dataset:
         return Dataset(Path(self.root)).check()

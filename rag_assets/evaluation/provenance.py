@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-INPUTS = ("corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25")
+INPUTS = ("corpus_hash", "model_id", "chunker", "ground_truth_hash", "bm25", "question_origin")
 
 
 def of_runs(runs: pd.DataFrame) -> dict:
@@ -33,5 +33,6 @@ def of_runs(runs: pd.DataFrame) -> dict:
 
 
 def of_table(table: pd.DataFrame, keys=INPUTS) -> dict:
-    """The provenance columns of a table that carries them on every row (None when empty)."""
-    return {k: (table[k].iloc[0] if len(table) else None) for k in keys}
+    """The provenance columns of a table that carries them on every row (None when empty, or
+    for a column an older table does not have)."""
+    return {k: (table[k].iloc[0] if len(table) and k in table else None) for k in keys}

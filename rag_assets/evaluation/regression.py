@@ -15,6 +15,7 @@ import pandas as pd
 
 from rag_assets.evaluation import significance
 from rag_assets.evaluation.comparisons import compare_paired, system_hits
+from rag_assets.ingest.ground_truth import drafted_warning
 
 REGRESSION_COLUMNS = [
     "strategy",
@@ -92,6 +93,8 @@ def describe_changes(
         now, before = set(current_hits["question_id"]), set(previous_hits["question_id"])
         counts = [(len(now - before), "added"), (len(before - now), "removed")]
         out.append("questions: " + (_counted(counts, "question") or "edited"))
+    if current.get("question_origin") != previous.get("question_origin"):
+        out.append(f"question origin: {previous.get('question_origin')} -> {current.get('question_origin')}")
     if current.get("bm25") != previous.get("bm25"):
         out.append(f"BM25 settings: {previous.get('bm25')} -> {current.get('bm25')}")
     return out
@@ -129,14 +132,16 @@ def compare(
     return Regression(True, changes + list(chunker.values()), table[REGRESSION_COLUMNS].reset_index(drop=True))
 
 
-def render(result: Regression, current_label: str | None, previous_label: str | None) -> str:
+def render(
+    result: Regression, current_label: str | None, previous_label: str | None, question_origin: str | None = None
+) -> str:
+    warning = drafted_warning(question_origin)
+    head = "# Regression report\n\n" + (f"> **{warning}**\n\n" if warning else "")
     if current_label is None:
-        return "# Regression report\n\nThe history holds no evaluation yet: nothing to compare.\n"
+        return head + "The history holds no evaluation yet: nothing to compare.\n"
     if previous_label is None:
-        return (
-            "# Regression report\n\nNo previous evaluation to compare with: this is the first entry of the history.\n"
-        )
-    head = f"# Regression report\n\n{current_label} against {previous_label}.\n\n"
+        return head + "No previous evaluation to compare with: this is the first entry of the history.\n"
+    head += f"{current_label} against {previous_label}.\n\n"
     changed = (
         "What changed: "
         + (

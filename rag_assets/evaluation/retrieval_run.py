@@ -101,6 +101,7 @@ def retrieve_all(
     for stamp in ("corpus_hash", "chunker", "bm25"):
         runs[stamp] = runs["strategy"].map({s: recorded[stamp] for s, recorded in stamps.items()})
     runs["ground_truth_hash"] = gt.ground_truth_hash(truth)
+    runs["question_origin"] = gt.origin_label(truth)
     runs["model_id"] = model.identity
     runs["reranker_model"] = runs["retriever"].map(rerankers.models())
     return runs, encode_ms

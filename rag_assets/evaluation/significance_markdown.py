@@ -8,6 +8,7 @@ import pandas as pd
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.plots import PLOT_DPI, png_bytes, pyplot
 from rag_assets.evaluation.significance import ALPHA
+from rag_assets.ingest.ground_truth import drafted_warning
 
 
 def _fmt_p(p: float) -> str:
@@ -179,9 +180,11 @@ def render(
 ) -> str:
     """The whole report as Markdown; `image` is the plot's link (file name or data URI), None
     when nothing was evaluated."""
+    warning = drafted_warning(provenance.get("question_origin"))
     parts = [
         "# Retrieval evaluation and significance",
         "",
+        *([f"> **{warning}**", ""] if warning else []),
         *[f"- {k}: `{v}`" for k, v in provenance.items()],
         "",
         "## Headlines",

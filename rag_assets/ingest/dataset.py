@@ -1,10 +1,12 @@
-"""The native dataset format: a folder with `documents/` and `questions.jsonl`.
+"""The native dataset format: a folder with `documents/` and, optionally, `questions.jsonl`
+(without one, the graph drafts a question set from the documents: rag_assets.drafting).
 
 documents/       Markdown or plain text; a `# ` line gives the title, `## ` lines the sections
 questions.jsonl  one question per line:
                  {"id": str, "phrasings": [str, ...], "needle": str | null,
                   "kind": "answerable" | "unanswerable" | "out_of_domain",
-                  "answers": [str, ...] (optional, reference answers)}
+                  "answers": [str, ...] (optional, reference answers),
+                  "origin": {"kind": "drafted", ...} (optional: kept from `questions export`)}
 """
 
 from __future__ import annotations
@@ -39,11 +41,10 @@ class Dataset:
             ) from None
 
     def _check(self) -> Dataset:
-        missing = [p.name for p in (self.documents_dir, self.questions_path) if not p.exists()]
-        if missing:
+        if not self.documents_dir.exists():
             raise FileNotFoundError(
-                f"{self.root} is not a dataset: missing {', '.join(missing)} "
-                "(expected documents/ and questions.jsonl; see docs/dataset-format.md)"
+                f"{self.root} is not a dataset: missing documents/ "
+                "(expected documents/ and, optionally, questions.jsonl; see docs/dataset-format.md)"
             )
         if not self.documents_dir.is_dir():
             raise FileNotFoundError(f"{self.root} is not a dataset: {self.documents_dir} is not a folder")

@@ -32,7 +32,10 @@ GROUND_TRUTH_COLUMNS = [
     "document_id",
     "needle_start",
     "relevant",
+    "origin",
+    "drafted_by",
 ]
+ORIGINS = ("written", "drafted", "reviewed", "generic")  # reviewed: drafted, then kept in questions.jsonl
 REJECT_COLUMNS = ["line", "question_id", "kind", "reason"]
 
 
@@ -152,8 +155,21 @@ class NeedleIndex:
         return None, hits[0]
 
 
-def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Check every question against the `ok` documents of a snapshot.
+def _origin(record: dict, drafted: bool) -> tuple[str, str | None]:
+    """(origin, drafted by) of a record: a line of questions.jsonl that says it was drafted was
+    kept there by a person (reviewed); the drafter's own records are drafted."""
+    origin = record.get("origin") if isinstance(record.get("origin"), dict) else {}
+    by = f"{origin.get('model')} | prompts {origin.get('prompt')}" if origin.get("kind") == "drafted" else None
+    if drafted:
+        return "drafted", by
+    if origin.get("kind") == "drafted":
+        return "reviewed", by
+    return ("generic", None) if origin.get("kind") == "generic" else ("written", None)
+
+
+def validate(records: list[dict], documents: pd.DataFrame, drafted: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Check every question against the `ok` documents of a snapshot (`drafted`: records the
+    drafter made, not lines of a questions file).
 
     Returns (ground truth, one row per phrasing; rejects, one row per dropped question)."""
     index = NeedleIndex(documents, (r["needle"] for r in records if isinstance(r.get("needle"), str)))
@@ -182,6 +198,7 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
             )
             continue
         seen.add(qid)
+        origin, drafted_by = _origin(record, drafted)
         for i, phrasing in enumerate(record["phrasings"]):
             rows.append(
                 {
@@ -195,6 +212,8 @@ def validate(records: list[dict], documents: pd.DataFrame) -> tuple[pd.DataFrame
                     "document_id": location[0],
                     "needle_start": location[1],
                     "relevant": relevant,
+                    "origin": origin,
+                    "drafted_by": drafted_by,
                 }
             )
     truth = pd.DataFrame(rows, columns=GROUND_TRUTH_COLUMNS).astype({"phrasing": "int64", "needle_start": "Int64"})
@@ -233,5 +252,37 @@ def sample(truth: pd.DataFrame, spec: Sample) -> pd.DataFrame:
 
 def ground_truth_hash(truth: pd.DataFrame) -> str:
     """Identity of a ground-truth table, for provenance next to every result."""
-    payload = truth[["query_id", "query", "needle", "kind", "relevant"]].to_json(orient="records")
+    payload = truth[["query_id", "query", "needle", "kind", "relevant", "origin"]].to_json(orient="records")
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def origin_label(truth: pd.DataFrame) -> str:
+    """Where the questions came from, in words every report prints: figures from drafted
+    questions are never passed off as figures from written ones."""
+    if truth.empty:
+        return "no questions"
+    questions = truth.drop_duplicates("question_id")
+    answerable = questions[questions["kind"] == "answerable"]
+    counts = answerable["origin"].value_counts().to_dict()
+    by = sorted(answerable["drafted_by"].dropna().unique())
+    if set(counts) == {"written"}:
+        label = "written"
+    elif set(counts) == {"drafted"}:
+        label = f"DRAFTED by {'; '.join(by)} (not written by people)"
+    elif set(counts) == {"reviewed"}:
+        label = f"drafted by {'; '.join(by)}, kept by a person in questions.jsonl"
+    else:
+        label = "mixed: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+    if (questions.loc[questions["kind"] != "answerable", "origin"] == "generic").any():
+        label += "; out-of-domain questions: the generic set shipped with rag_assets"
+    return label
+
+
+def drafted_warning(origin: str | None) -> str | None:
+    """The sentence every report leads with when its questions were not all written by people."""
+    if origin in (None, "written", "no questions"):
+        return None
+    return (
+        f"Questions: {origin}. These figures come from questions a model drafted from the corpus, not from "
+        "people's questions; docs/drafted-questions.md measures how far such figures follow written ones."
+    )

@@ -1,0 +1,101 @@
+"""drafted_questions: a thin wrapper over rag_assets.drafting (candidates, drafter, filters)."""
+
+import hashlib
+
+import pandas as pd
+from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output, asset
+
+from rag_assets.defs.automation import AUTOMATION
+from rag_assets.defs.glue import decimals
+from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
+from rag_assets.defs.resources import DataDirResource, DatasetResource, GeneratorResource
+from rag_assets.drafting import candidates, question_set
+from rag_assets.drafting.drafter import DRAFT_COLUMNS, Drafter, OutputCache, prompt_identity
+from rag_assets.drafting.filters import OVERLAP_CAP, RULES
+
+EXAMPLES = 3  # per rule, in the metadata
+
+
+def _data_version(table: pd.DataFrame) -> str:
+    return hashlib.sha256(table[["question_id", "query", "verdict"]].to_json(orient="records").encode()).hexdigest()
+
+
+def _overlap_histogram(table: pd.DataFrame) -> dict:
+    asked = table[table["query"] != ""]
+    bins = pd.cut(asked["overlap"], [-0.01, 0.2, 0.4, 0.6, 0.8, 1.0], labels=["0-0.2", "-0.4", "-0.6", "-0.8", "-1"])
+    return {
+        "all phrasings": bins.value_counts(sort=False).astype(int).to_dict(),
+        "kept": bins[asked["kept"]].value_counts(sort=False).astype(int).to_dict(),
+        "cap": OVERLAP_CAP,
+    }
+
+
+@asset(
+    kinds={"parquet"},
+    group_name="corpus",
+    code_version=f"drafted1+{prompt_identity()}",
+    deps=["questions_file"],
+    metadata={PREVIEW_KEY: ["question_id", "phrasing", "style", "query", "verdict", "overlap", "judge_margin", "path"]},
+    automation_condition=AUTOMATION,
+)
+def drafted_questions(
+    context: AssetExecutionContext,
+    dataset: DatasetResource,
+    generator: GeneratorResource,
+    data_dir: DataDirResource,
+    corpus_snapshot: pd.DataFrame,
+):
+    """Questions drafted from the corpus when there is no written question set (or when asked
+    to draft anyway): one row per phrasing, kept or dropped with the rule that dropped it."""
+    written, _ = question_set.written_records(dataset.dataset().questions_path)
+    have = question_set.answerable_count(written, corpus_snapshot) if written else 0
+    if not question_set.drafts(dataset.questions, have, dataset.min_written):
+        return Output(
+            pd.DataFrame(columns=DRAFT_COLUMNS),
+            data_version=DataVersion("not drafted"),
+            metadata={
+                "drafted": 0,
+                "why": f"questions.jsonl has {have} valid answerable questions (at least {dataset.min_written}): "
+                "the written set is used; `rag-assets run --questions drafted` drafts anyway",
+            },
+        )
+    found, counts = candidates.candidates(corpus_snapshot, dataset.draft_seed)
+    needles = candidates.sample(found, corpus_snapshot, dataset.draft_questions)
+    context.log.info(
+        f"drafting questions for {len(needles)} needles ({counts['kept']} candidates of {counts['sentences']} "
+        "sentences); a reply already in the cache is not generated again"
+    )
+    lm = generator.get()
+    cache = OutputCache(data_dir.layout.draft_cache, lm.identity)
+    drafter = Drafter(lm, cache, lambda stage, done, total: context.log.info(f"{stage}: {done}/{total}"))
+    table = drafter.draft(needles)
+    verdicts = table["verdict"].value_counts().to_dict()
+    examples = {
+        rule: table.loc[table["verdict"] == rule, ["query", "detail"]].head(EXAMPLES).to_dict("records")
+        for rule in (*RULES, "not_answered")
+    }
+    questions = table.groupby("question_id")["kept"].any()
+    return Output(
+        table,
+        data_version=DataVersion(_data_version(table)),
+        metadata={
+            "drafted": int(questions.sum()),
+            "needles": len(needles),
+            "why": f"questions.jsonl has {have} valid answerable questions; --questions {dataset.questions}",
+            "model": lm.identity,
+            "prompts": prompt_identity(),
+            "settings": MetadataValue.json(
+                {"questions": dataset.draft_questions, "seed": dataset.draft_seed, "overlap_cap": OVERLAP_CAP}
+            ),
+            "candidates": MetadataValue.json(counts),
+            "phrasings_by_verdict": MetadataValue.json({k: int(v) for k, v in verdicts.items()}),
+            "questions_with_a_second_phrasing": int((table[table["kept"]].groupby("question_id").size() > 1).sum()),
+            "dropped_examples": MetadataValue.json(examples),
+            "overlap_with_needle": MetadataValue.json(_overlap_histogram(table)),
+            "mean_overlap_kept": decimals(table.loc[table["kept"], "overlap"].mean() if table["kept"].any() else 0),
+            "drafting": MetadataValue.json(drafter.stats.as_dict()),
+            "kept_questions": MetadataValue.md(
+                markdown_preview(table[table["kept"]], rows=20, columns=["question_id", "style", "query", "needle"])
+            ),
+        },
+    )

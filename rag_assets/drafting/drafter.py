@@ -1,0 +1,223 @@
+"""Draft questions for sampled needles with a local language model, filter them, judge them.
+
+For each needle the model writes a question in the words of the document (`document`), then
+rewrites that question as a support ticket would put it (`ticket`): the two phrasings the
+chapter's ground truth has. Both are asked for in the needle's language. Decoding is greedy
+and batched (`LocalLM.generate_many`), so the same needle, prompt and model give the same
+question; every reply and judgement is cached by (model, prompt text), so a rerun generates
+nothing it has generated before (`OutputCache`).
+
+The judge: the same model reads the question with its needle, and with a decoy (another
+sampled sentence of the same document), and says yes or no to "does the sentence answer
+the question?". A question is kept when its needle's log-odds of yes beat the decoy's. The
+judge is neither retriever being compared (it sees no embedding and no term weights, and
+reads question and sentence together rather than scoring a chunk); how often it keeps
+written questions, and how its verdicts track lexical overlap, is measured in
+docs/drafted-questions.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+import pyarrow as pa
+
+from rag_assets import storage
+from rag_assets.drafting import filters
+from rag_assets.ingest.language import name_of
+
+PROMPT_VERSION = "draft1"
+PREFIX = "Question:"  # the reply is started with it: SmolLM2-135M otherwise answers instead of asking
+STYLES = {
+    "document": 'Sentence: "{needle}"\n\nWrite a question about this sentence{language}. Reply with the question only.',
+    "ticket": "Rewrite this question as a person with a problem would ask it, in plain everyday words{language}: "
+    '"{question}"',
+}
+JUDGE = 'Sentence: "{needle}"\nQuestion: "{question}"\n\nDoes the sentence answer the question? Answer yes or no.'
+MAX_NEW_TOKENS = 40
+STOP = ("?", "？", "\n")
+BATCH = 8
+DRAFT_COLUMNS = [
+    "question_id",
+    "document_id",
+    "path",
+    "section",
+    "needle",
+    "needle_start",
+    "language",
+    "phrasing",
+    "style",
+    "reply",
+    "query",
+    "overlap",
+    "verdict",
+    "detail",
+    "judge_margin",
+    "kept",
+    "drafting_model",
+    "prompts",
+]
+
+
+def prompt_identity() -> str:
+    """Names the prompts: a version, and a hash of their text, so an edited prompt is a new one."""
+    text = json.dumps([STYLES, JUDGE, PREFIX, MAX_NEW_TOKENS, STOP])
+    return f"{PROMPT_VERSION}@{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def question_id(needle: str) -> str:
+    """Stable across reruns and other documents' edits: the needle is unique in the corpus."""
+    return "d-" + hashlib.sha256(needle.encode()).hexdigest()[:12]
+
+
+def _in_language(language: str) -> str:
+    return "" if language == "en" else f", in {name_of(language)}"
+
+
+class OutputCache:
+    """A model's replies by key (sha256 of model identity and prompt), as Parquet shards in one
+    folder per model; each shard is written whole, so a killed run loses at most one batch."""
+
+    def __init__(self, root: storage.AnyPath, model_identity: str):
+        self.folder = root / hashlib.sha256(model_identity.encode()).hexdigest()[:16]
+        self.model_identity = model_identity
+        self.values: dict[str, str] = {}
+        for shard in storage.listing(self.folder, "shard-*.parquet"):
+            table = storage.read_parquet(shard).to_pydict()
+            self.values.update(zip(table["key"], table["value"]))
+
+    def key(self, prompt: str) -> str:
+        return hashlib.sha256(f"{self.model_identity}\0{prompt}".encode()).hexdigest()
+
+    def put(self, values: dict[str, str]) -> None:
+        if not values:
+            return
+        storage.write_text(self.folder / "model.txt", self.model_identity + "\n")
+        keys = sorted(values)
+        table = pa.table({"key": keys, "value": [values[k] for k in keys]})
+        storage.write_parquet(self.folder / f"shard-{time.time_ns()}-{os.getpid()}.parquet", table)
+        self.values.update(values)
+
+
+@dataclass
+class DraftStats:
+    needles: int = 0
+    generated: int = 0
+    generated_from_cache: int = 0
+    judged: int = 0
+    judged_from_cache: int = 0
+    seconds_generating: float = 0.0
+    seconds_judging: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {k: round(v, 1) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+class Drafter:
+    """`lm`: a LocalLM (loaded on first use); `progress(stage, done, total)` after each batch."""
+
+    def __init__(self, lm, cache: OutputCache, progress: Callable[[str, int, int], None] | None = None):
+        self.writer = lm.with_decoding(MAX_NEW_TOKENS, PREFIX, STOP)
+        self.judge = lm
+        self.cache = cache
+        self.progress = progress or (lambda stage, done, total: None)
+        self.stats = DraftStats()
+
+    def _cached(self, stage: str, prompts: list[str], compute: Callable[[list[str]], list[str]]) -> list[str]:
+        keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
+        missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
+        done = len(prompts) - len(missing)
+        for start in range(0, len(missing), BATCH * 8):  # a shard every 64 replies
+            chunk = missing[start : start + BATCH * 8]
+            self.cache.put(dict(zip((k for k, _ in chunk), compute([p for _, p in chunk]))))
+            self.progress(stage, done + start + len(chunk), len(prompts))
+        return [self.cache.values[k] for k in keys]
+
+    def _write(self, prompts: list[str]) -> list[str]:
+        t0, before = time.perf_counter(), len(self.cache.values)
+        replies = self._cached("write", prompts, lambda ps: [g.text for g in self.writer.generate_many(ps, BATCH)])
+        self.stats.generated += len(self.cache.values) - before
+        self.stats.generated_from_cache += len(prompts) - (len(self.cache.values) - before)
+        self.stats.seconds_generating += time.perf_counter() - t0
+        return replies
+
+    def _judge(self, prompts: list[str]) -> list[float]:
+        t0, before = time.perf_counter(), len(self.cache.values)
+        scores = self._cached("judge", prompts, lambda ps: [repr(float(x)) for x in self.judge.log_odds(ps)])
+        self.stats.judged += len(self.cache.values) - before
+        self.stats.judged_from_cache += len(prompts) - (len(self.cache.values) - before)
+        self.stats.seconds_judging += time.perf_counter() - t0
+        return [float(s) for s in scores]
+
+    def draft(self, needles: pd.DataFrame) -> pd.DataFrame:
+        """One row per phrasing of every needle, kept or not, with the rule that dropped it."""
+        self.stats.needles = len(needles)
+        rows = needles.to_dict("records")
+        replies = self._write(
+            [STYLES["document"].format(needle=n["needle"], language=_in_language(n["language"])) for n in rows]
+        )
+        first = [filters.cleaned(r, PREFIX) for r in replies]
+        asked = [i for i, q in enumerate(first) if filters.not_a_question(q) is None]
+        rewrites = self._write(
+            [STYLES["ticket"].format(question=first[i], language=_in_language(rows[i]["language"])) for i in asked]
+        )
+        second = dict(zip(asked, rewrites))
+        out, duplicates = [], filters.Duplicates()
+        for i, needle in enumerate(rows):
+            for phrasing, (style, reply) in enumerate(zip(STYLES, (replies[i], second.get(i, "")))):
+                query = filters.cleaned(reply, PREFIX)
+                if phrasing == 1 and i not in second:
+                    rule, detail = "not_a_question", "not asked: the first phrasing is not a question"
+                else:
+                    rule, detail = filters.verdict(query, needle["needle"], needle["language"], duplicates)
+                out.append(
+                    {
+                        "question_id": question_id(needle["needle"]),
+                        "document_id": needle["document_id"],
+                        "path": needle["path"],
+                        "section": needle["section"],
+                        "needle": needle["needle"],
+                        "needle_start": int(needle["start"]),
+                        "language": needle["language"],
+                        "phrasing": phrasing,
+                        "style": style,
+                        "reply": reply,
+                        "query": query,
+                        "overlap": filters.overlap(query, needle["needle"]) if query else 0.0,
+                        "verdict": rule or "kept",
+                        "detail": detail,
+                        "judge_margin": None,
+                        "kept": rule is None,
+                    }
+                )
+        table = pd.DataFrame(out, columns=DRAFT_COLUMNS)
+        table["drafting_model"], table["prompts"] = self.cache.model_identity, prompt_identity()
+        return self._judged(table)
+
+    def _judged(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Judge each question on its first kept phrasing; a question its needle does not answer
+        better than a decoy sentence loses every phrasing (verdict `not_answered`)."""
+        anchors = table[table["kept"]].drop_duplicates("question_id")
+        needles = table.drop_duplicates("question_id")
+        decoy_of = {}
+        for _, group in needles.groupby("document_id", sort=False):
+            pool = group.sort_values("needle_start")["needle"].tolist()
+            everywhere = needles["needle"].tolist()
+            for k, n in enumerate(pool):
+                decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
+        own = [JUDGE.format(needle=a.needle, question=a.query) for a in anchors.itertuples()]
+        other = [JUDGE.format(needle=decoy_of[a.needle], question=a.query) for a in anchors.itertuples()]
+        scores = self._judge(own + other)
+        margin = dict(zip(anchors["question_id"], [a - b for a, b in zip(scores[: len(own)], scores[len(own) :])]))
+        table["judge_margin"] = table["question_id"].map(margin).astype("float64")
+        fails = table["kept"] & (table["judge_margin"] <= 0)
+        table.loc[fails, "verdict"] = "not_answered"
+        table.loc[fails, "detail"] = table.loc[fails, "judge_margin"].map(lambda m: f"judge margin {m:.2f} <= 0")
+        table.loc[fails, "kept"] = False
+        return table

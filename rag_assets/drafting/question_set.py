@@ -1,0 +1,84 @@
+"""Which question set an evaluation uses: the written one, or one drafted from the corpus.
+
+`auto` (the default) uses questions.jsonl when it has at least `min_written` valid answerable
+questions, and drafts otherwise; `written` never drafts; `drafted` drafts even when a written
+file exists (to compare the two). Written and drafted answerable questions are never mixed: a
+drafted set takes from the written file only its unanswerable and out-of-domain questions, for
+the refusal sweep (a drafted set has none of its own), and when the file has none, the small
+generic out-of-domain set shipped here (`generic_out_of_domain.jsonl`). Every row keeps its
+origin, and every report prints `ground_truth.origin_label`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from rag_assets.ingest import ground_truth as gt
+
+MODES = ("auto", "written", "drafted")
+GENERIC_OUT_OF_DOMAIN = Path(__file__).with_name("generic_out_of_domain.jsonl")
+
+
+def written_records(path: Path) -> tuple[list[dict], list[dict]]:
+    """(records, unreadable lines) of questions.jsonl; none when the file is absent."""
+    return gt.read_questions(path) if path.is_file() else ([], [])
+
+
+def answerable_count(records: list[dict], documents: pd.DataFrame) -> int:
+    truth, _ = gt.validate(records, documents)
+    return int(truth.loc[truth["kind"] == "answerable", "question_id"].nunique())
+
+
+def drafts(mode: str, written_answerable: int, min_written: int) -> bool:
+    if mode not in MODES:
+        raise ValueError(f"questions must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode == "drafted" or (mode == "auto" and written_answerable < min_written)
+
+
+def drafted_records(table: pd.DataFrame) -> list[dict]:
+    """The kept questions of a drafted_questions table in the native format, each with its
+    origin and what the filters said of every phrasing (kept or not), for a person to review."""
+    records = []
+    for qid, rows in table.groupby("question_id", sort=False):
+        kept = rows[rows["kept"]]
+        if kept.empty:
+            continue
+        first = rows.iloc[0]
+        records.append(
+            {
+                "id": qid,
+                "phrasings": kept["query"].tolist(),
+                "needle": first["needle"],
+                "kind": "answerable",
+                "answers": [],
+                "origin": {"kind": "drafted", "model": first["drafting_model"], "prompt": first["prompts"]},
+                "drafting": {
+                    "document": first["path"],
+                    "language": first["language"],
+                    "judge_margin": None if pd.isna(first["judge_margin"]) else round(float(first["judge_margin"]), 3),
+                    "phrasings": [
+                        {
+                            "style": r.style,
+                            "query": r.query,
+                            "overlap": round(float(r.overlap), 3),
+                            "verdict": r.verdict,
+                            **({"detail": r.detail} if isinstance(r.detail, str) else {}),
+                        }
+                        for r in rows.itertuples()
+                    ],
+                },
+            }
+        )
+    return records
+
+
+def refusal_records(written: list[dict]) -> tuple[list[dict], str]:
+    """(the unanswerable and out-of-domain questions a drafted set is evaluated with, where
+    they come from)."""
+    own = [r for r in written if r.get("kind") in ("unanswerable", "out_of_domain")]
+    if own:
+        return own, f"{len(own)} unanswerable and out-of-domain questions of the dataset's questions.jsonl"
+    generic, _ = gt.read_questions(GENERIC_OUT_OF_DOMAIN)
+    return generic, f"the {len(generic)} generic out-of-domain questions shipped with rag_assets (none in the dataset)"

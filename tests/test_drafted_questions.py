@@ -1,0 +1,138 @@
+"""A folder with only documents/ is a dataset: the graph drafts its questions with the packaged
+generator, evaluates on them with every check passing, marks every report as drafted, drafts
+nothing twice, and a person's review of the export comes back marked as reviewed."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from rag_assets.app.cli import main
+from rag_assets.defs.resources import GeneratorResource
+from rag_assets.drafting.drafter import JUDGE, Drafter, OutputCache
+from rag_assets.layout import DataDir
+from tests.conftest import TINY_DOCS, write_dataset
+
+DOCS = {
+    **TINY_DOCS,
+    "valves.md": (
+        "# Valves\n\n## Types\n\n"
+        "A ball valve closes with a quarter turn of its lever and seals tightly under high pressure.\n\n"
+        "## Care\n\n"
+        "Grease the valve stem once a year with food-safe silicone to keep the handle turning freely.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def drafted(tmp_path_factory):
+    """`rag-assets run` on a folder of documents and nothing else."""
+    root = tmp_path_factory.mktemp("bare")
+    dataset = write_dataset(root / "dataset", DOCS, questions=[])
+    (dataset / "questions.jsonl").unlink()
+    data_dir = root / "data"
+    args = ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--no-llm", "--strategies", "A,W"]
+    assert main([*args, "--draft-questions", "4"]) == 0  # every asset check passed
+    return dataset, DataDir(data_dir), args
+
+
+def test_a_bare_folder_is_evaluated_on_drafted_questions_marked_everywhere(drafted, capsys):
+    dataset, layout, _ = drafted
+    table = layout.read_table("drafted_questions")
+    assert table["question_id"].nunique() == 4 and set(table["style"]) == {"document", "ticket"}
+    assert set(table["verdict"]) <= {
+        "kept",
+        "not_a_question",
+        "wrong_language",
+        "copies_needle",
+        "duplicate",
+        "not_answered",
+    }
+    assert table["drafting_model"].str.startswith("HuggingFaceTB/SmolLM2-135M-Instruct").all()
+    kept = table[table["kept"]]
+    assert len(kept) and (kept["overlap"] <= 0.8).all() and kept["query"].str.endswith("?").all()
+    truth = layout.read_table("ground_truth")
+    answerable = truth[truth["kind"] == "answerable"]
+    assert set(answerable["question_id"]) == set(kept["question_id"]) and set(answerable["origin"]) == {"drafted"}
+    assert set(truth.loc[truth["kind"] == "out_of_domain", "origin"]) == {"generic"}  # none of its own
+    tables = layout.read_table("evaluation_tables")
+    assert tables["question_origin"].str.startswith("DRAFTED by HuggingFaceTB/SmolLM2-135M-Instruct").all()
+    report = (layout.reports / "significance_report.md").read_text()
+    assert "> **Questions: DRAFTED by" in report.split("## Headlines")[0]
+    assert "DRAFTED" in (layout.reports / "regression_report.md").read_text()
+    out = layout.root / "drafted.jsonl"
+    assert main(["questions", "export", "--data-dir", str(layout.root), "--out", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["id"] for r in lines} == set(kept["question_id"])
+    assert all(r["origin"]["kind"] == "drafted" and len(r["drafting"]["phrasings"]) == 2 for r in lines)
+    assert "DRAFTED" in capsys.readouterr().out
+
+
+def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
+    _, layout, _ = drafted
+    table = layout.read_table("drafted_questions")
+    lm = GeneratorResource().get()  # the run's own generator, loaded in this process
+    drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
+    needles = table[table["phrasing"] == 0].rename(columns={"needle_start": "start"})
+    again = drafter.draft(needles[["document_id", "path", "section", "start", "needle", "language"]])
+    assert drafter.stats.generated == 0 and drafter.stats.judged == 0 and drafter.stats.generated_from_cache > 0
+    pd.testing.assert_frame_equal(again, table.reset_index(drop=True), check_dtype=False)
+
+
+def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
+    _, layout, _ = drafted
+    lm = GeneratorResource().get()
+    drafter = Drafter(lm, OutputCache(layout.root / "judge-cache", lm.identity))
+    row = {
+        "document_id": "d",
+        "path": "p.md",
+        "section": "",
+        "language": "en",
+        "phrasing": 0,
+        "style": "document",
+        "reply": "",
+        "overlap": 0.0,
+        "verdict": "kept",
+        "detail": None,
+        "judge_margin": None,
+        "kept": True,
+    }
+    table = pd.DataFrame(
+        [
+            {
+                **row,
+                "question_id": "q1",
+                "needle": "The Normans gave their name to Normandy, a region in France.",
+                "needle_start": 0,
+                "query": "What is the atomic number of oxygen?",
+            },
+            {
+                **row,
+                "question_id": "q2",
+                "needle": "Oxygen is a chemical element with symbol O and atomic number 8.",
+                "needle_start": 90,
+                "query": "What region did the Normans give their name to?",
+            },
+        ]
+    )
+    judged = drafter._judged(table)
+    assert list(judged["verdict"]) == ["not_answered", "not_answered"]  # each question's decoy answers it
+    assert (judged["judge_margin"] < 0).all() and "judge margin" in judged["detail"].iloc[0]
+    assert JUDGE.format(needle="x", question="y") in drafter.cache.values or drafter.stats.judged == 4
+
+
+def test_a_reviewed_export_is_evaluated_as_drafted_and_reviewed(drafted):
+    dataset, layout, args = drafted
+    exported = layout.root / "drafted.jsonl"
+    if not exported.exists():
+        assert main(["questions", "export", "--data-dir", str(layout.root), "--out", str(exported)]) == 0
+    lines = exported.read_text().splitlines()
+    (dataset / "questions.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # the person deleted one
+    assert main(args) == 0
+    truth = layout.read_table("ground_truth")
+    answerable = truth[truth["kind"] == "answerable"]
+    assert answerable["question_id"].nunique() == len(lines) - 1 and set(answerable["origin"]) == {"reviewed"}
+    assert layout.read_table("drafted_questions").empty  # a written (reviewed) file: nothing drafted
+    origin = layout.read_table("evaluation_tables")["question_origin"].iloc[0]
+    assert origin.startswith("drafted by HuggingFaceTB") and "kept by a person" in origin
+    assert "kept by a person" in (layout.reports / "significance_report.md").read_text()
