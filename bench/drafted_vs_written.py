@@ -1,7 +1,7 @@
 """How far drafted questions can be trusted: the same documents evaluated on their written
 questions and on a set the packaged generator drafts from them.
 
-    python bench/drafted_vs_written.py [--dataset DIR ...] [--out DIR] [--draft-questions N]
+    python bench/drafted_vs_written.py [--dataset DIR ...] [--out DIR [--reuse]] [--draft-questions N]
 
 For each dataset (default: the bundled corpus) it runs `rag-assets run` twice into two data
 dirs under --out (default: a temporary folder): `--questions written` and `--questions
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from dagster import AssetKey, DagsterInstance
 
 from rag_assets.app.cli import main as cli
 from rag_assets.drafting import agreement
@@ -29,7 +30,9 @@ from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
 
 
-def _run(dataset: Path, data_dir: Path, questions: str, draft: int) -> float:
+def _run(dataset: Path, data_dir: Path, questions: str, draft: int, reuse: bool) -> float:
+    if reuse and (data_dir / "assets" / "evaluation_tables.parquet").exists():
+        return 0.0  # --reuse: evaluated by an earlier call with the same --out
     t0 = time.perf_counter()
     args = ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--no-llm", "--questions", questions]
     code = cli(args + (["--draft-questions", str(draft)] if questions == "drafted" else []))
@@ -50,10 +53,10 @@ def _gaps(per_question: pd.DataFrame) -> dict:
     return {"mean_r4": float(recall.mean()), "bm25_minus_dense_r4": float(sum(bm25_minus_dense) / len(strategies))}
 
 
-def compare(dataset: Path, root: Path, draft: int) -> dict:
+def compare(dataset: Path, root: Path, draft: int, reuse: bool) -> dict:
     written, drafted = DataDir(root / "written"), DataDir(root / "drafted")
-    seconds = {"written": _run(dataset, written.root, "written", draft)}
-    seconds["drafted"] = _run(dataset, drafted.root, "drafted", draft)
+    seconds = {"written": _run(dataset, written.root, "written", draft, reuse)}
+    seconds["drafted"] = _run(dataset, drafted.root, "drafted", draft, reuse)
     hits = {name: agreement.per_question(d.read_table("query_hits")) for name, d in (("w", written), ("d", drafted))}
     truth = {name: d.read_table("ground_truth") for name, d in (("w", written), ("d", drafted))}
     table = drafted.read_table("drafted_questions")
@@ -62,6 +65,9 @@ def compare(dataset: Path, root: Path, draft: int) -> dict:
         "kept_questions": int(table.groupby("question_id")["kept"].any().sum()),
         "phrasings_by_verdict": table["verdict"].value_counts().to_dict(),
     }
+    with DagsterInstance.from_config(str(drafted.dagster_home)) as instance:  # the timing is the asset's metadata
+        event = instance.get_latest_materialization_event(AssetKey("drafted_questions"))
+        stats = event.asset_materialization.metadata["drafting"].value
     return {
         "dataset": str(dataset),
         "questions": {"written": len(hits["w"]), "drafted": len(hits["d"])},
@@ -73,6 +79,7 @@ def compare(dataset: Path, root: Path, draft: int) -> dict:
         "written": {**_gaps(hits["w"]), "mean_overlap": _mean_overlap(truth["w"])},
         "drafted": {**_gaps(hits["d"]), "mean_overlap": _mean_overlap(truth["d"])},
         "drafting": meta,
+        "drafting_stats": stats,
         "run_seconds": seconds,
     }
 
@@ -82,12 +89,13 @@ def main() -> None:
     p.add_argument("--dataset", action="append", type=Path)
     p.add_argument("--out", type=Path)
     p.add_argument("--draft-questions", type=int, default=400)
+    p.add_argument("--reuse", action="store_true", help="keep the evaluations already under --out")
     args = p.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for dataset in args.dataset or [BUNDLED_DATASET]:
             root = (args.out or Path(tmp)) / dataset.name
-            results.append(compare(dataset, root, args.draft_questions))
+            results.append(compare(dataset, root, args.draft_questions, args.reuse))
     for r in results:
         print(
             f"\n== {r['dataset']}: {r['questions']['written']} written, {r['questions']['drafted']} drafted questions"
@@ -111,6 +119,7 @@ def main() -> None:
                 f"question-needle overlap {g['mean_overlap']:.3f}"
             )
         print(f"  drafting: {json.dumps(r['drafting'])}")
+        print(f"  drafting stats: {json.dumps(r['drafting_stats'])}")
         print(f"  run seconds: {json.dumps({k: round(s, 1) for k, s in r['run_seconds'].items()})}")
 
 

@@ -2,6 +2,8 @@
 generator, evaluates on them with every check passing, marks every report as drafted, drafts
 nothing twice, and a person's review of the export comes back marked as reviewed."""
 
+import contextlib
+import io
 import json
 
 import pandas as pd
@@ -32,12 +34,14 @@ def drafted(tmp_path_factory):
     (dataset / "questions.jsonl").unlink()
     data_dir = root / "data"
     args = ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--no-llm", "--strategies", "A,W"]
-    assert main([*args, "--draft-questions", "4"]) == 0  # every asset check passed
-    return dataset, DataDir(data_dir), args
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main([*args, "--draft-questions", "4"]) == 0  # every asset check passed
+    return dataset, DataDir(data_dir), args, printed.getvalue()
 
 
-def test_a_bare_folder_is_evaluated_on_drafted_questions_marked_everywhere(drafted, capsys):
-    dataset, layout, _ = drafted
+def test_a_bare_folder_is_evaluated_on_drafted_questions_marked_everywhere(drafted):
+    dataset, layout, _, printed = drafted
     table = layout.read_table("drafted_questions")
     assert table["question_id"].nunique() == 4 and set(table["style"]) == {"document", "ticket"}
     assert set(table["verdict"]) <= {
@@ -65,11 +69,11 @@ def test_a_bare_folder_is_evaluated_on_drafted_questions_marked_everywhere(draft
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["id"] for r in lines} == set(kept["question_id"])
     assert all(r["origin"]["kind"] == "drafted" and len(r["drafting"]["phrasings"]) == 2 for r in lines)
-    assert "DRAFTED" in capsys.readouterr().out
+    assert "questions: DRAFTED by" in printed.splitlines()[-3] and "questions export" in printed.splitlines()[-1]
 
 
 def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
-    _, layout, _ = drafted
+    _, layout, _, _ = drafted
     table = layout.read_table("drafted_questions")
     lm = GeneratorResource().get()  # the run's own generator, loaded in this process
     drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
@@ -80,7 +84,7 @@ def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
 
 
 def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
-    _, layout, _ = drafted
+    _, layout, _, _ = drafted
     lm = GeneratorResource().get()
     drafter = Drafter(lm, OutputCache(layout.root / "judge-cache", lm.identity))
     row = {
@@ -122,7 +126,7 @@ def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
 
 
 def test_a_reviewed_export_is_evaluated_as_drafted_and_reviewed(drafted):
-    dataset, layout, args = drafted
+    dataset, layout, args, _ = drafted
     exported = layout.root / "drafted.jsonl"
     if not exported.exists():
         assert main(["questions", "export", "--data-dir", str(layout.root), "--out", str(exported)]) == 0

@@ -16,7 +16,14 @@ from rag_assets.app.cli import main
 from rag_assets.defs import defs
 from rag_assets.evaluation import history, regression
 
-INPUTS = {"corpus_hash": "c1", "model_id": "m1", "chunker": "{}", "ground_truth_hash": "g1", "bm25": "{}"}
+INPUTS = {
+    "corpus_hash": "c1",
+    "model_id": "m1",
+    "chunker": "{}",
+    "ground_truth_hash": "g1",
+    "bm25": "{}",
+    "question_origin": "written",
+}
 
 
 def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
