@@ -12,7 +12,7 @@ import pytest
 
 from rag_assets.app.cli import main
 from rag_assets.defs.resources import GeneratorResource
-from rag_assets.drafting.drafter import JUDGE, Drafter, OutputCache
+from rag_assets.drafting.drafter import Drafter, OutputCache
 from rag_assets.layout import DataDir
 from tests.conftest import TINY_DOCS, write_dataset
 
@@ -132,7 +132,7 @@ def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
     judged = drafter._judged(table)
     assert list(judged["verdict"]) == ["not_answered", "not_answered"]  # each question's decoy answers it
     assert (judged["judge_margin"] < 0).all() and "judge margin" in judged["detail"].iloc[0]
-    assert JUDGE.format(needle="x", question="y") in drafter.cache.values or drafter.stats.judged == 4
+    assert drafter.stats.judged == 4  # each question with its needle and with its decoy
 
 
 def test_a_reviewed_export_is_evaluated_as_drafted_and_reviewed(drafted):

@@ -120,9 +120,8 @@ def ground_truth(
     drafted a set, from it (with the written file's refusal questions, or the generic ones);
     rejected questions listed with reasons. Every row says where it came from (`origin`)."""
     records, unreadable = question_set.written_records(dataset.dataset().questions_path)
-    refusals = "written"
+    in_file, refusals = len(records) + len(unreadable), "written"
     if len(drafted_questions):
-        written_count = len(records) + len(unreadable)
         others, refusals = question_set.refusal_records(records)
         drafted, invalid_drafted = gt.validate(
             question_set.drafted_records(drafted_questions), corpus_snapshot, drafted=True
@@ -130,9 +129,8 @@ def ground_truth(
         rest, invalid_rest = gt.validate(others, corpus_snapshot)
         truth = pd.concat([drafted, rest], ignore_index=True)
         invalid, unreadable = pd.concat([invalid_drafted, invalid_rest], ignore_index=True), []
-        records = others
         context.log.warning(
-            f"evaluating on DRAFTED questions ({drafted['question_id'].nunique()}); the {written_count} lines of "
+            f"evaluating on DRAFTED questions ({drafted['question_id'].nunique()}); the {in_file} lines of "
             f"questions.jsonl give only the refusal questions. Refusal questions: {refusals}"
         )
     else:
@@ -153,7 +151,7 @@ def ground_truth(
             "ground_truth_hash": gt.ground_truth_hash(kept),
             "questions": gt.origin_label(kept),
             "refusal_questions": refusals,
-            "questions_in_file": len(records) + len(unreadable),
+            "questions_in_file": in_file,
             "questions_valid": int(truth["question_id"].nunique()),
             "questions_rejected": len(rejects),
             "sample": MetadataValue.json({k: spec.size(k) for k in gt.KINDS} | {"seed": spec.seed}),

@@ -115,6 +115,14 @@ class DraftStats:
     seconds_generating: float = 0.0
     seconds_judging: float = 0.0
 
+    def add(self, stage: str, fresh: int, cached: int, seconds: float) -> None:
+        if stage == "write":
+            self.generated, self.generated_from_cache = self.generated + fresh, self.generated_from_cache + cached
+            self.seconds_generating += seconds
+        else:
+            self.judged, self.judged_from_cache = self.judged + fresh, self.judged_from_cache + cached
+            self.seconds_judging += seconds
+
     def as_dict(self) -> dict:
         return {k: round(v, 1) if isinstance(v, float) else v for k, v in asdict(self).items()}
 
@@ -130,29 +138,24 @@ class Drafter:
         self.stats = DraftStats()
 
     def _cached(self, stage: str, prompts: list[str], compute: Callable[[list[str]], list[str]]) -> list[str]:
+        """`compute` over the prompts not in the cache, 64 at a time, each chunk written as a shard;
+        the stage's counts and seconds go to `stats`."""
+        t0 = time.perf_counter()
         keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
         missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
         done = len(prompts) - len(missing)
-        for start in range(0, len(missing), BATCH * 8):  # a shard every 64 replies
+        for start in range(0, len(missing), BATCH * 8):
             chunk = missing[start : start + BATCH * 8]
             self.cache.put(dict(zip((k for k, _ in chunk), compute([p for _, p in chunk]))))
             self.progress(stage, done + start + len(chunk), len(prompts))
+        self.stats.add(stage, len(missing), done, time.perf_counter() - t0)
         return [self.cache.values[k] for k in keys]
 
     def _write(self, prompts: list[str]) -> list[str]:
-        t0, before = time.perf_counter(), len(self.cache.values)
-        replies = self._cached("write", prompts, lambda ps: [g.text for g in self.writer.generate_many(ps, BATCH)])
-        self.stats.generated += len(self.cache.values) - before
-        self.stats.generated_from_cache += len(prompts) - (len(self.cache.values) - before)
-        self.stats.seconds_generating += time.perf_counter() - t0
-        return replies
+        return self._cached("write", prompts, lambda ps: [g.text for g in self.writer.generate_many(ps, BATCH)])
 
     def _judge(self, prompts: list[str]) -> list[float]:
-        t0, before = time.perf_counter(), len(self.cache.values)
         scores = self._cached("judge", prompts, lambda ps: [repr(float(x)) for x in self.judge.log_odds(ps)])
-        self.stats.judged += len(self.cache.values) - before
-        self.stats.judged_from_cache += len(prompts) - (len(self.cache.values) - before)
-        self.stats.seconds_judging += time.perf_counter() - t0
         return [float(s) for s in scores]
 
     def draft(self, needles: pd.DataFrame) -> pd.DataFrame:
@@ -205,10 +208,10 @@ class Drafter:
         better than a decoy sentence loses every phrasing (verdict `not_answered`)."""
         anchors = table[table["kept"]].drop_duplicates("question_id")
         needles = table.drop_duplicates("question_id")
+        everywhere = needles["needle"].tolist()
         decoy_of = {}
         for _, group in needles.groupby("document_id", sort=False):
             pool = group.sort_values("needle_start")["needle"].tolist()
-            everywhere = needles["needle"].tolist()
             for k, n in enumerate(pool):
                 decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
         own = [JUDGE.format(needle=a.needle, question=a.query) for a in anchors.itertuples()]
