@@ -189,7 +189,7 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     data_dir = tmp_path / "data"
     assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
     out = capsys.readouterr().out
-    assert "[1/4] unpartitioned roots: corpus_snapshot, ground_truth" in out
+    assert "[1/4] unpartitioned roots: corpus_snapshot, drafted_questions, ground_truth" in out
     assert "[4/4] downstream of partitions: retrieval_runs" in out
     assert "chunk_sets[E]:" in out and "all asset checks passed" in out
     summary = out[out.index("chunk sets (") :].splitlines()
@@ -251,13 +251,14 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
 
 def test_cli_run_refuses_a_folder_that_is_not_a_dataset(tmp_path, capsys):
     assert main(["run", "--dataset", str(tmp_path), "--data-dir", str(tmp_path / "d")]) == 2
-    assert "missing documents, questions.jsonl" in capsys.readouterr().err and not (tmp_path / "d").exists()
+    assert "is not a dataset: missing documents/" in capsys.readouterr().err and not (tmp_path / "d").exists()
 
 
 @pytest.mark.parametrize("case", ["no documents", "every document failed", "no questions"])
 def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
-    """Nothing crashes on an empty corpus, a corpus of failures or an empty question file: every
-    asset materialises (zero rows where there is nothing) and every check passes."""
+    """Nothing crashes on an empty corpus, a corpus of failures or an empty question file (with
+    `--questions written`: otherwise it is drafted): every asset materialises (zero rows where
+    there is nothing; no needle to draft from gives an empty drafted set) and every check passes."""
     from conftest import TINY_DOCS, TINY_QUESTIONS, write_dataset
 
     docs = {
@@ -267,7 +268,8 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
     }[case]
     (tmp_path / "dataset" / "documents").mkdir(parents=True)
     dataset = write_dataset(tmp_path / "dataset", docs, [] if case == "no questions" else TINY_QUESTIONS)
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
+    questions = "written" if case == "no questions" else "auto"
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, questions=questions)
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         assert all(c.passed for r in results for c in r.get_asset_check_evaluations() if c.check_name != REGRESSION)
@@ -280,6 +282,7 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
         }
     assert materialised == {
         "corpus_snapshot",
+        "drafted_questions",
         "ground_truth",
         "chunk_sets",
         "embeddings",
@@ -294,6 +297,7 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
         "evaluation_history",
         "regression_report",
     }
+    assert pd.read_parquet(tmp_path / "data" / "assets" / "drafted_questions.parquet").empty
     if case != "no questions":
         assert pd.read_parquet(tmp_path / "data" / "assets" / "chunk_sets" / "C.parquet").empty
     assert pd.read_parquet(tmp_path / "data" / "assets" / "query_hits.parquet").empty
@@ -304,8 +308,9 @@ ANSWERABLE = [q for q in conftest.TINY_QUESTIONS if q["id"] in ("q-valve", "q-fi
 
 @pytest.mark.parametrize("per_kind, strategies", [(0, "CE"), (1, "CE"), (2, "CE"), (1, "E")])
 def test_the_graph_materialises_with_few_questions_per_kind_and_one_strategy(per_kind, strategies, tmp_path):
-    """0, 1 and 2 questions of each kind, and one strategy alone: every asset materialises, checks
-    pass, and the significance report compares what it can and says what it cannot."""
+    """0, 1 and 2 written questions of each kind (`--questions written`: 0 would otherwise be
+    drafted), and one strategy alone: every asset materialises, checks pass, and the
+    significance report compares what it can and says what it cannot."""
     from conftest import TINY_DOCS, write_dataset
 
     kinds = {
@@ -321,7 +326,7 @@ def test_the_graph_materialises_with_few_questions_per_kind_and_one_strategy(per
     }
     questions = [q for qs in kinds.values() for q in qs[:per_kind]]
     dataset = write_dataset(tmp_path / "dataset", TINY_DOCS, questions)
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
+    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, questions="written")
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
         for step in materialization_steps(defs, list(strategies)):

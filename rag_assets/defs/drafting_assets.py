@@ -61,6 +61,13 @@ def drafted_questions(
         )
     found, counts = candidates.candidates(corpus_snapshot, dataset.draft_seed)
     needles = candidates.sample(found, corpus_snapshot, dataset.draft_questions)
+    if needles.empty:  # no document extracted `ok`, or none has a sentence worth asking about
+        context.log.warning(f"no question can be drafted: no candidate needle ({counts})")
+        return Output(
+            pd.DataFrame(columns=DRAFT_COLUMNS),
+            data_version=DataVersion("nothing to draft from"),
+            metadata={"drafted": 0, "why": "no candidate needle", "candidates": MetadataValue.json(counts)},
+        )
     context.log.info(
         f"drafting questions for {len(needles)} needles ({counts['kept']} candidates of {counts['sentences']} "
         "sentences); a reply already in the cache is not generated again"

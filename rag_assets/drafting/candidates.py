@@ -94,7 +94,7 @@ def candidates(documents: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[s
         if reason:
             counts[reason] = counts.get(reason, 0) + 1
         usable.append(reason is None)
-    kept = found[usable].reset_index(drop=True)
+    kept = found[pd.Series(usable, index=found.index, dtype=bool)].reset_index(drop=True)  # a mask, even when empty
     counts["kept"] = len(kept)
     return kept, counts
 
