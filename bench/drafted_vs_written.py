@@ -7,11 +7,17 @@ For each dataset (default: the bundled corpus) it runs `rag-assets run` twice in
 dirs under --out (default: a temporary folder): `--questions written` and `--questions
 drafted`, both with --no-llm (generation_eval is not compared). Then it prints, for the 24
 configurations (8 strategies x dense, BM25, hybrid): Kendall's tau between their orderings by
-R@4 and by MRR with a 95 % bootstrap interval over questions; how many of the significance
-report's verdicts agree or flip; the absolute R@4 gap and the BM25-versus-dense gap under each
-set beside the content-word overlap of each set's questions with their needles; the drafting
-time and the filter counts. The data dirs are kept when --out is given, so a rerun drafts
-nothing again (the reply cache) and re-evaluates only what changed.
+R@4 and by MRR with a 95 % bootstrap interval over questions; the tau that as many written
+questions as were drafted reach against all written ones (the cost of the question count
+alone), and the tau of a quarter, a half and all of the drafted set (what more drafted
+questions buy); how many of the significance report's verdicts agree or flip; the absolute
+R@4 gap and the BM25-versus-dense gap under each set beside the content-word overlap of each
+set's questions with their needles (mean and 10th/50th/90th percentiles: the written 90th is
+the drafting filter's cap); the judge on --judge-sample written questions (how many it would
+keep, and whether its margin tracks overlap) and on the drafted set; the drafting time, the
+filter counts, and drafted questions beside the written question for the same needle. The data
+dirs are kept when --out is given, so a rerun drafts nothing again (the reply cache) and
+re-evaluates only what changed.
 """
 
 import argparse
@@ -20,11 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from dagster import AssetKey, DagsterInstance
+from scipy.stats import spearmanr
 
 from rag_assets.app.cli import main as cli
+from rag_assets.defs.resources import GeneratorResource
 from rag_assets.drafting import agreement
+from rag_assets.drafting.drafter import Drafter, OutputCache
 from rag_assets.drafting.filters import overlap
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
@@ -41,9 +51,61 @@ def _run(dataset: Path, data_dir: Path, questions: str, draft: int, reuse: bool)
     return time.perf_counter() - t0
 
 
-def _mean_overlap(truth: pd.DataFrame) -> float:
-    answerable = truth[truth["kind"] == "answerable"]
-    return float(sum(overlap(q, n) for q, n in zip(answerable["query"], answerable["needle"])) / len(answerable))
+def _answerable(truth: pd.DataFrame) -> pd.DataFrame:
+    return truth[truth["kind"] == "answerable"]
+
+
+def _overlaps(truth: pd.DataFrame) -> dict:
+    answerable = _answerable(truth)
+    values = [overlap(q, n) for q, n in zip(answerable["query"], answerable["needle"])]
+    p10, p50, p90 = np.percentile(values, [10, 50, 90])
+    return {"mean_overlap": float(np.mean(values)), "overlap_p10_p50_p90": [float(p10), float(p50), float(p90)]}
+
+
+def _judge_written(truth: pd.DataFrame, drafter: Drafter, n: int, seed: int = 0) -> dict:
+    """The judge on n written questions (first phrasing), each against its needle and a decoy:
+    the next distinct needle of the same document, as the drafter picks decoys."""
+    first = _answerable(truth)
+    first = first[first["phrasing"] == 0].drop_duplicates("question_id")
+    chosen = first.sample(min(n, len(first)), random_state=seed)
+    pools = {
+        d: g.drop_duplicates("needle").sort_values("needle_start")["needle"].tolist()
+        for d, g in first.groupby("document_id")
+    }
+    everywhere = first.drop_duplicates("needle")["needle"].tolist()
+
+    def decoy(row) -> str:
+        pool = pools[row.document_id] if len(pools[row.document_id]) > 1 else everywhere
+        return pool[(pool.index(row.needle) + 1) % len(pool)]
+
+    chosen = chosen.assign(decoy=[decoy(r) for r in chosen.itertuples()])
+    margins = drafter.margins(chosen["query"].tolist(), chosen["needle"].tolist(), chosen["decoy"].tolist())
+    return agreement.judge_on_written(margins, [overlap(q, n) for q, n in zip(chosen["query"], chosen["needle"])])
+
+
+def _judge_drafted(table: pd.DataFrame) -> dict:
+    """On the drafted set: Spearman of the judge's margin with the judged phrasing's overlap."""
+    judged = table[table["judge_margin"].notna() & (table["query"] != "")].drop_duplicates("question_id")
+    rho = spearmanr(judged["judge_margin"], judged["overlap"]).statistic if len(judged) > 2 else float("nan")
+    return {
+        "judged": len(judged),
+        "not_answered": int((table["verdict"] == "not_answered").sum()),
+        "spearman_margin_overlap": float(rho),
+    }
+
+
+def _side_by_side(table: pd.DataFrame, truth: pd.DataFrame, n: int = 5) -> list[dict]:
+    """Kept drafted questions beside a written question with the very same needle."""
+    written = _answerable(truth)
+    written = written[written["phrasing"] == 0].drop_duplicates("needle").set_index("needle")["query"]
+    kept = table[table["kept"] & table["needle"].isin(written.index)]
+    pairs = []
+    for _, rows in kept.groupby("question_id"):
+        needle = rows["needle"].iloc[0]
+        pairs.append({"needle": needle, "written": written[needle], "drafted": dict(zip(rows["style"], rows["query"]))})
+    pairs.sort(key=lambda p: p["needle"])
+    step = max(1, len(pairs) // n)
+    return pairs[::step][:n]
 
 
 def _gaps(per_question: pd.DataFrame) -> dict:
@@ -53,7 +115,7 @@ def _gaps(per_question: pd.DataFrame) -> dict:
     return {"mean_r4": float(recall.mean()), "bm25_minus_dense_r4": float(sum(bm25_minus_dense) / len(strategies))}
 
 
-def compare(dataset: Path, root: Path, draft: int, reuse: bool) -> dict:
+def compare(dataset: Path, root: Path, draft: int, reuse: bool, judge_sample: int) -> dict:
     written, drafted = DataDir(root / "written"), DataDir(root / "drafted")
     seconds = {"written": _run(dataset, written.root, "written", draft, reuse)}
     seconds["drafted"] = _run(dataset, drafted.root, "drafted", draft, reuse)
@@ -68,20 +130,81 @@ def compare(dataset: Path, root: Path, draft: int, reuse: bool) -> dict:
     with DagsterInstance.from_config(str(drafted.dagster_home)) as instance:  # the timing is the asset's metadata
         event = instance.get_latest_materialization_event(AssetKey("drafted_questions"))
         stats = event.asset_materialization.metadata["drafting"].value
+        candidates = event.asset_materialization.metadata["candidates"].value
+    lm = GeneratorResource().get()
+    t0 = time.perf_counter()
+    judge = _judge_written(truth["w"], Drafter(lm, OutputCache(drafted.draft_cache, lm.identity)), judge_sample)
+    n = len(hits["d"])
     return {
         "dataset": str(dataset),
-        "questions": {"written": len(hits["w"]), "drafted": len(hits["d"])},
+        "questions": {"written": len(hits["w"]), "drafted": n},
         "tau_r4": agreement.tau_with_interval(hits["w"], hits["d"], "recall"),
         "tau_mrr": agreement.tau_with_interval(hits["w"], hits["d"], "rr"),
+        "written_subsets": {m: agreement.subsample_tau(hits["w"], hits["w"], n, m) for m in ("recall", "rr")},
+        "drafted_subsets": {
+            m: [agreement.subsample_tau(hits["w"], hits["d"], k, m) for k in (n // 4, n // 2, n)]
+            for m in ("recall", "rr")
+        },
         "verdicts": agreement.verdicts(
             written.read_table("significance_report"), drafted.read_table("significance_report")
         ),
-        "written": {**_gaps(hits["w"]), "mean_overlap": _mean_overlap(truth["w"])},
-        "drafted": {**_gaps(hits["d"]), "mean_overlap": _mean_overlap(truth["d"])},
+        "written": {**_gaps(hits["w"]), **_overlaps(truth["w"])},
+        "drafted": {**_gaps(hits["d"]), **_overlaps(truth["d"])},
+        "judge_written": {**judge, "seconds": time.perf_counter() - t0},
+        "judge_drafted": _judge_drafted(table),
+        "side_by_side": _side_by_side(table, truth["w"]),
         "drafting": meta,
+        "candidates": candidates,
         "drafting_stats": stats,
         "run_seconds": seconds,
     }
+
+
+def _tau(t: dict) -> str:
+    return f"{t.get('tau', t.get('tau_median')):.3f} [{t['ci_low']:.3f}, {t['ci_high']:.3f}]"
+
+
+def _report(r: dict) -> None:
+    print(f"\n== {r['dataset']}: {r['questions']['written']} written, {r['questions']['drafted']} drafted questions")
+    for name, metric in (("tau_r4", "recall"), ("tau_mrr", "rr")):
+        t, w = r[name], r["written_subsets"][metric]
+        trend = ", ".join(f"{d['questions']}: {_tau(d)}" for d in r["drafted_subsets"][metric])
+        print(
+            f"  Kendall tau ({name[4:]}) over {t['configurations']} configurations: drafted vs written {_tau(t)}; "
+            f"{w['questions']} written vs all written {_tau(w)}; drafted subsets vs all written ({trend})"
+        )
+    v = r["verdicts"]
+    print(
+        f"  significance verdicts: {v['same_verdict']}/{v['comparisons']} the same "
+        f"({v['same_significant']} significant in both), {v['significant_in_one_only']} significant in one "
+        f"only, {v['flipped']} flipped"
+    )
+    for name in ("written", "drafted"):
+        g = r[name]
+        print(
+            f"  {name:8s} mean R@4 {g['mean_r4']:.3f}, BM25 - dense R@4 {g['bm25_minus_dense_r4']:+.3f}, "
+            f"question-needle overlap mean {g['mean_overlap']:.3f}, "
+            f"p10/p50/p90 {'/'.join(f'{x:.2f}' for x in g['overlap_p10_p50_p90'])}"
+        )
+    j = r["judge_written"]
+    print(
+        f"  judge on {j['questions']} written questions: keeps {j['kept']} ({j['kept_share']:.2f} "
+        f"[{j['ci_low']:.2f}, {j['ci_high']:.2f}]), Spearman(margin, overlap) {j['spearman_margin_overlap']:+.2f} "
+        f"({j['seconds']:.0f} s)"
+    )
+    d = r["judge_drafted"]
+    print(
+        f"  judge on the drafted set: {d['judged']} judged, {d['not_answered']} phrasings dropped, "
+        f"Spearman(margin, overlap) {d['spearman_margin_overlap']:+.2f}"
+    )
+    print(f"  candidates: {json.dumps(r['candidates'])}")
+    print(f"  drafting: {json.dumps(r['drafting'])}")
+    print(f"  drafting stats: {json.dumps(r['drafting_stats'])}")
+    print(f"  run seconds: {json.dumps({k: round(s, 1) for k, s in r['run_seconds'].items()})}")
+    for p in r["side_by_side"]:
+        print(f"  needle: {p['needle']}\n    written: {p['written']}")
+        for style, query in p["drafted"].items():
+            print(f"    drafted ({style}): {query}")
 
 
 def main() -> None:
@@ -89,38 +212,19 @@ def main() -> None:
     p.add_argument("--dataset", action="append", type=Path)
     p.add_argument("--out", type=Path)
     p.add_argument("--draft-questions", type=int, default=400)
+    p.add_argument("--judge-sample", type=int, default=120, help="written questions the judge is tried on")
     p.add_argument("--reuse", action="store_true", help="keep the evaluations already under --out")
+    p.add_argument("--json", type=Path, help="also write every figure to this file")
     args = p.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for dataset in args.dataset or [BUNDLED_DATASET]:
             root = (args.out or Path(tmp)) / dataset.name
-            results.append(compare(dataset, root, args.draft_questions, args.reuse))
+            results.append(compare(dataset, root, args.draft_questions, args.reuse, args.judge_sample))
     for r in results:
-        print(
-            f"\n== {r['dataset']}: {r['questions']['written']} written, {r['questions']['drafted']} drafted questions"
-        )
-        for name in ("tau_r4", "tau_mrr"):
-            t = r[name]
-            print(
-                f"  Kendall tau ({name[4:]}) over {t['configurations']} configurations: {t['tau']:.3f} "
-                f"[{t['ci_low']:.3f}, {t['ci_high']:.3f}]"
-            )
-        v = r["verdicts"]
-        print(
-            f"  significance verdicts: {v['same_verdict']}/{v['comparisons']} the same "
-            f"({v['same_significant']} significant in both), {v['significant_in_one_only']} significant in one "
-            f"only, {v['flipped']} flipped"
-        )
-        for name in ("written", "drafted"):
-            g = r[name]
-            print(
-                f"  {name:8s} mean R@4 {g['mean_r4']:.3f}, BM25 - dense R@4 {g['bm25_minus_dense_r4']:+.3f}, "
-                f"question-needle overlap {g['mean_overlap']:.3f}"
-            )
-        print(f"  drafting: {json.dumps(r['drafting'])}")
-        print(f"  drafting stats: {json.dumps(r['drafting_stats'])}")
-        print(f"  run seconds: {json.dumps({k: round(s, 1) for k, s in r['run_seconds'].items()})}")
+        _report(r)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str))
 
 
 if __name__ == "__main__":

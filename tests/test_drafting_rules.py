@@ -2,7 +2,9 @@
 crafted bad case (the failures peers' users report: preambles, duplicates, the wrong language,
 copied needles)."""
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from rag_assets.drafting import agreement, candidates, filters
 from rag_assets.drafting.question_set import drafts, refusal_records
@@ -152,3 +154,29 @@ def test_agreement_measures_orderings_and_verdicts():
         "flipped": 0,
     }
     assert agreement.verdicts(table, flipped)["flipped"] == 1
+
+
+def test_subsets_show_what_the_question_count_alone_costs_and_the_judge_is_scored_on_people():
+    rng = np.random.default_rng(3)
+    configs = [("A", "dense"), ("A", "bm25"), ("B", "dense"), ("B", "bm25"), ("C", "hybrid")]
+    chance = {c: 0.15 + 0.15 * i for i, c in enumerate(configs)}  # a clear ordering, noisy per question
+    rows = [
+        {
+            "question_id": f"q{q}",
+            "strategy": s,
+            "retriever": r,
+            "hit_rank": 1 if rng.random() < chance[(s, r)] else None,
+        }
+        for q in range(400)
+        for s, r in configs
+    ]
+    full = agreement.per_question(pd.DataFrame(rows))
+    everything = agreement.subsample_tau(full, full, len(full), "recall", rounds=5)
+    assert (
+        everything["tau_median"] == pytest.approx(1.0) and everything["questions"] == 400
+    )  # all of them: the same ordering
+    few, many = (agreement.subsample_tau(full, full, n, "recall", rounds=100) for n in (8, 200))
+    assert few["tau_median"] < many["tau_median"] and few["ci_low"] < many["ci_low"]  # fewer questions, less agreement
+    judged = agreement.judge_on_written([2.0, -1.0, 0.5, 3.0], [0.9, 0.1, 0.5, 0.95])
+    assert judged["kept"] == 3 and judged["kept_share"] == 0.75 and judged["ci_low"] < 0.75 < judged["ci_high"]
+    assert judged["spearman_margin_overlap"] == pytest.approx(1.0)  # this judge follows word overlap exactly

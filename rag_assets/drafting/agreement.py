@@ -1,14 +1,16 @@
 """Do drafted questions rank systems the way written ones do? Kendall's tau between the two
-orderings of every configuration, with a bootstrap interval over questions, and how many of
-the significance report's verdicts the two question sets share."""
+orderings of every configuration, with a bootstrap interval over questions; the tau that the
+same number of written questions reaches against all of them (what the question count alone
+costs); how many of the significance report's verdicts the two question sets share; and how
+the judge treats people's questions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
+from scipy.stats import kendalltau, spearmanr
 
-from rag_assets.evaluation.significance import ALPHA
+from rag_assets.evaluation.significance import ALPHA, wilson
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 
@@ -42,6 +44,45 @@ def tau_with_interval(
             taus.append(value)
     low, high = np.percentile(taus, [2.5, 97.5])
     return {"tau": tau, "ci_low": float(low), "ci_high": float(high), "configurations": len(configs)}
+
+
+def subsample_tau(
+    full: pd.DataFrame, pool: pd.DataFrame, n: int, metric: str, rounds: int = 200, seed: int = 0
+) -> dict:
+    """tau between the configurations' ordering on all of `full`'s questions and on random
+    subsets of n of `pool`'s (drawn without replacement). With pool = full: the agreement that n
+    questions of the same kind reach, so a drafted set of n is judged against what its size
+    allows; with pool = a drafted set and growing n: what more drafted questions would buy."""
+    configs = sorted(set(full[metric].columns) & set(pool[metric].columns))
+    reference = full[metric][configs].mean(0).to_numpy()
+    values = pool[metric][configs].to_numpy()
+    n = min(n, len(values))
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(rounds):
+        value = kendalltau(reference, values[rng.choice(len(values), n, replace=False)].mean(0)).statistic
+        if np.isfinite(value):
+            taus.append(value)
+    low, median, high = np.percentile(taus, [2.5, 50, 97.5])
+    return {"questions": n, "tau_median": float(median), "ci_low": float(low), "ci_high": float(high)}
+
+
+def judge_on_written(margins: list[float], overlaps: list[float]) -> dict:
+    """The judge on people's questions: the share whose own needle beats its decoy (the share
+    of written questions the `not_answered` filter would keep, with a Wilson interval), and the
+    Spearman correlation of its margin with the question's overlap with its needle (a judge that
+    tracks word overlap would favour questions that favour BM25)."""
+    kept = sum(m > 0 for m in margins)
+    low, high = wilson(kept, len(margins))
+    rho = spearmanr(margins, overlaps).statistic if len(margins) > 2 else float("nan")
+    return {
+        "questions": len(margins),
+        "kept": kept,
+        "kept_share": kept / len(margins) if margins else 0.0,
+        "ci_low": low,
+        "ci_high": high,
+        "spearman_margin_overlap": float(rho),
+    }
 
 
 def _verdict(row) -> str:

@@ -158,6 +158,13 @@ class Drafter:
         scores = self._cached("judge", prompts, lambda ps: [repr(float(x)) for x in self.judge.log_odds(ps)])
         return [float(s) for s in scores]
 
+    def margins(self, questions: list[str], needles: list[str], decoys: list[str]) -> list[float]:
+        """The judge's verdict on each question: the log-odds that its needle answers it, minus
+        the log-odds that its decoy does (above 0: the needle wins)."""
+        own = self._judge([JUDGE.format(needle=n, question=q) for q, n in zip(questions, needles)])
+        other = self._judge([JUDGE.format(needle=d, question=q) for q, d in zip(questions, decoys)])
+        return [a - b for a, b in zip(own, other)]
+
     def draft(self, needles: pd.DataFrame) -> pd.DataFrame:
         """One row per phrasing of every needle, kept or not, with the rule that dropped it."""
         self.stats.needles = len(needles)
@@ -214,10 +221,9 @@ class Drafter:
             pool = group.sort_values("needle_start")["needle"].tolist()
             for k, n in enumerate(pool):
                 decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
-        own = [JUDGE.format(needle=a.needle, question=a.query) for a in anchors.itertuples()]
-        other = [JUDGE.format(needle=decoy_of[a.needle], question=a.query) for a in anchors.itertuples()]
-        scores = self._judge(own + other)
-        margin = dict(zip(anchors["question_id"], [a - b for a, b in zip(scores[: len(own)], scores[len(own) :])]))
+        questions = anchors["query"].tolist()
+        decoys = [decoy_of[n] for n in anchors["needle"]]
+        margin = dict(zip(anchors["question_id"], self.margins(questions, anchors["needle"].tolist(), decoys)))
         table["judge_margin"] = table["question_id"].map(margin).astype("float64")
         fails = table["kept"] & (table["judge_margin"] <= 0)
         table.loc[fails, "verdict"] = "not_answered"
