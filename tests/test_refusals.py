@@ -369,6 +369,12 @@ def test_data_dirs_and_outputs_that_cannot_be_written_are_refused_in_one_line(bu
     for value in ("-1", "0", "nan", "inf", "lots"):
         refused(capsys, ["run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "d"), "--max-file-mb", value])
     refused(capsys, ["ui", "--data-dir", str(tmp_path / "d"), "--port", "70000"], "a TCP port")
+    for model in (tmp_path / "missing.gguf", a_file):  # not there; not a .gguf file or a folder
+        refused(
+            capsys,
+            ["run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "d"), "--generator", str(model)],
+            "no .gguf file",
+        )
     assert not (tmp_path / "d").exists()
 
 

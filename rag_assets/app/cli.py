@@ -75,6 +75,14 @@ def _count(value: str) -> int:
     return int(value)
 
 
+def _model_path(value: str) -> str:
+    """A generator given on the command line: a .gguf file or a model folder that exists."""
+    path = Path(value).expanduser()
+    if not (path.is_dir() or (path.is_file() and path.suffix == ".gguf")):
+        raise argparse.ArgumentTypeError(f"no .gguf file or model folder at {value}")
+    return str(path.resolve())
+
+
 def _question(value: str) -> str:
     """The question as text: bytes that are not UTF-8 (argv keeps them as surrogates) are refused."""
     try:
@@ -285,6 +293,7 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             compute=compute,
             questions=args.questions,
             draft_questions=args.draft_questions,
+            generator_model=args.generator,
         )
         steps = materialization_steps(defs, strategies)
         report = RunReport()
@@ -661,6 +670,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"needles a drafted set asks about (default: {Sample.answerable})",
     )
+    run.add_argument(
+        "--generator",
+        type=_model_path,
+        metavar="PATH",
+        help="the model that drafts questions and answers generation_eval's sample: a .gguf file or model folder "
+        "(default: packaged SmolLM2-135M-Instruct); its identity is recorded with every drafted question",
+    )
     llm = run.add_mutually_exclusive_group()
     llm.add_argument(
         "--no-llm",
@@ -693,7 +709,9 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--threshold", type=_threshold, help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})"
     )
-    ask.add_argument("--generator", help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)")
+    ask.add_argument(
+        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
+    )
     who = ask.add_mutually_exclusive_group()
     who.add_argument(
         "--tenant",

@@ -93,13 +93,15 @@ def build_definitions(
     bm25_analyzer: str | None = None,
     questions: str = "auto",
     draft_questions: int | None = None,
+    generator_model: str | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
     turns on the opt-in LLM reranker for `LLM_RERANK_SAMPLE` answerable questions; `bm25_analyzer`
     replaces the default BM25 analyzer (a new version of the `bm25_settings` source); `questions`
     chooses the written or a drafted question set (auto: drafted when there is no written one),
-    `draft_questions` how many needles a drafted set asks about."""
+    `draft_questions` how many needles a drafted set asks about; `generator_model` (a .gguf file or
+    model folder) replaces the packaged generator that drafts and answers."""
     if rerank_llm and not llm:
         raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
     data_dir = DataDir(data_dir or data_dir_from_env()).root
@@ -125,9 +127,10 @@ def build_definitions(
                 **({"bm25_analyzer": bm25_analyzer} if bm25_analyzer else {}),
                 **ann_settings_from_env(),
             ),
-            "generator": GeneratorResource()
-            if llm
-            else GeneratorResource(eval_answerable=0, eval_unanswerable=0, eval_out_of_domain=0),
+            "generator": GeneratorResource(
+                model=generator_model or "",
+                **({} if llm else {"eval_answerable": 0, "eval_unanswerable": 0, "eval_out_of_domain": 0}),
+            ),
         },
     )
 

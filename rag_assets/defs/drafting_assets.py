@@ -4,6 +4,7 @@ import hashlib
 
 import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output, asset
+from tqdm import tqdm
 
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals
@@ -74,8 +75,20 @@ def drafted_questions(
     )
     lm = generator.get()
     cache = OutputCache(data_dir.layout.draft_cache, lm.identity)
-    drafter = Drafter(lm, cache, lambda stage, done, total: context.log.info(f"{stage}: {done}/{total}"))
-    table = drafter.draft(needles)
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.setdefault(stage, tqdm(desc=f"drafted_questions: {stage}", unit="prompt", leave=False))
+        bar.total = total
+        bar.update(done - bar.n)
+        context.log.info(f"{stage}: {done}/{total}")
+
+    drafter = Drafter(lm, cache, progress)
+    try:
+        table = drafter.draft(needles)
+    finally:
+        for bar in bars.values():
+            bar.close()
     verdicts = table["verdict"].value_counts().to_dict()
     examples = {
         rule: table.loc[table["verdict"] == rule, ["query", "detail"]].head(EXAMPLES).to_dict("records")

@@ -33,12 +33,12 @@ def tau_with_interval(
     a, b = written[metric], drafted[metric]
     configs = sorted(set(a.columns) & set(b.columns))
     a, b = a[configs].to_numpy(), b[configs].to_numpy()
-    tau = float(kendalltau(a.mean(0), b.mean(0)).statistic)
+    tau = float(kendalltau(a.mean(axis=0), b.mean(axis=0)).statistic)
     rng = np.random.default_rng(seed)
     taus = []
     for _ in range(rounds):
-        ra = a[rng.integers(0, len(a), len(a))].mean(0)
-        rb = b[rng.integers(0, len(b), len(b))].mean(0)
+        ra = a[rng.integers(0, len(a), len(a))].mean(axis=0)
+        rb = b[rng.integers(0, len(b), len(b))].mean(axis=0)
         value = kendalltau(ra, rb).statistic
         if np.isfinite(value):
             taus.append(value)
@@ -54,13 +54,13 @@ def subsample_tau(
     questions of the same kind reach, so a drafted set of n is judged against what its size
     allows; with pool = a drafted set and growing n: what more drafted questions would buy."""
     configs = sorted(set(full[metric].columns) & set(pool[metric].columns))
-    reference = full[metric][configs].mean(0).to_numpy()
+    reference = full[metric][configs].mean(axis=0).to_numpy()
     values = pool[metric][configs].to_numpy()
     n = min(n, len(values))
     rng = np.random.default_rng(seed)
     taus = []
     for _ in range(rounds):
-        value = kendalltau(reference, values[rng.choice(len(values), n, replace=False)].mean(0)).statistic
+        value = kendalltau(reference, values[rng.choice(len(values), n, replace=False)].mean(axis=0)).statistic
         if np.isfinite(value):
             taus.append(value)
     low, median, high = np.percentile(taus, [2.5, 50, 97.5])

@@ -138,14 +138,14 @@ class Drafter:
         self.stats = DraftStats()
 
     def _cached(self, stage: str, prompts: list[str], compute: Callable[[list[str]], list[str]]) -> list[str]:
-        """`compute` over the prompts not in the cache, 64 at a time, each chunk written as a shard;
+        """`compute` over the prompts not in the cache, 32 at a time, each chunk written as a shard;
         the stage's counts and seconds go to `stats`."""
         t0 = time.perf_counter()
         keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
         missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
         done = len(prompts) - len(missing)
-        for start in range(0, len(missing), BATCH * 8):
-            chunk = missing[start : start + BATCH * 8]
+        for start in range(0, len(missing), BATCH * 4):
+            chunk = missing[start : start + BATCH * 4]
             self.cache.put(dict(zip((k for k, _ in chunk), compute([p for _, p in chunk]))))
             self.progress(stage, done + start + len(chunk), len(prompts))
         self.stats.add(stage, len(missing), done, time.perf_counter() - t0)
@@ -161,9 +161,9 @@ class Drafter:
     def margins(self, questions: list[str], needles: list[str], decoys: list[str]) -> list[float]:
         """The judge's verdict on each question: the log-odds that its needle answers it, minus
         the log-odds that its decoy does (above 0: the needle wins)."""
-        own = self._judge([JUDGE.format(needle=n, question=q) for q, n in zip(questions, needles)])
-        other = self._judge([JUDGE.format(needle=d, question=q) for q, d in zip(questions, decoys)])
-        return [a - b for a, b in zip(own, other)]
+        own = [JUDGE.format(needle=n, question=q) for q, n in zip(questions, needles)]
+        scores = self._judge(own + [JUDGE.format(needle=d, question=q) for q, d in zip(questions, decoys)])
+        return [a - b for a, b in zip(scores[: len(own)], scores[len(own) :])]
 
     def draft(self, needles: pd.DataFrame) -> pd.DataFrame:
         """One row per phrasing of every needle, kept or not, with the rule that dropped it."""
