@@ -11,7 +11,7 @@ R@4 and by MRR with a 95 % bootstrap interval over questions; the tau that as ma
 questions as were drafted reach against all written ones (the cost of the question count
 alone), and the tau of a quarter, a half and all of the drafted set (what more drafted
 questions buy); how many of the significance report's verdicts agree or flip; the absolute
-R@4 gap and the BM25-versus-dense gap under each set beside the content-word overlap of each
+R@4 gap and the BM25-versus-dense gap under each set beside the word overlap of each
 set's questions with their needles (mean and 10th/50th/90th percentiles: the written 90th is
 the drafting filter's cap); the judge on --judge-sample written questions (how many it would
 keep, and whether its margin tracks overlap) and on the drafted set; the drafting time, the

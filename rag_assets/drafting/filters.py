@@ -2,9 +2,9 @@
 
 In order: it is a question (not empty, not a preamble such as "Sure, here is…", not an answer
 or a statement, not about "the sentence" the prompt showed); it is in its needle's language
-(py3langid, `ingest.language`); it does not copy its needle (content-word overlap at most
-OVERLAP_CAP); it is not a duplicate or near-duplicate of a phrasing kept before it. The judge
-that a needle answers its question is `answerability` (it needs the model).
+(py3langid, `ingest.language`); it does not copy its needle (word overlap, stop words dropped
+and stemmed, at most OVERLAP_CAP); it is not a duplicate or near-duplicate of a phrasing kept
+before it. The judge that a needle answers its question is `Drafter.margins` (it needs the model).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import unicodedata
 from rag_assets.ingest.language import language_of
 from rag_assets.retrieval.lexical import Tokenizer
 
-# The share of a question's content words (stop words dropped, stemmed) that occur in its
+# The share of a question's words (Lucene's 33 stop words dropped, stemmed) that occur in its
 # needle. 0.8 is the 90th percentile of the bundled corpus's written questions (docs/
 # drafted-questions.md): a drafted question may copy its needle as much as nine in ten people's
 # questions do, and no more, so that drafting does not hand BM25 an advantage people do not.
@@ -28,7 +28,7 @@ _PREAMBLE = re.compile(
 )
 _ABOUT_PROMPT = re.compile(r"\b(this|the|given|above|following) (sentence|passage)\b", re.IGNORECASE)
 _WORDS = re.compile(r"\w+")
-_CONTENT = Tokenizer("snowball")  # the longer stop-word list: what is left carries content
+_CONTENT = Tokenizer("snowball")  # 33 stop words dropped, Snowball stems: question words (what, which) stay
 RULES = ("not_a_question", "wrong_language", "copies_needle", "duplicate")
 
 
@@ -56,7 +56,7 @@ def not_a_question(question: str) -> str | None:
 
 
 def overlap(question: str, needle: str) -> float:
-    """Share of the question's content words that occur in its needle (0 when it has none)."""
+    """Share of the question's words (stop words dropped, stemmed) that occur in its needle (0 when it has none)."""
     asked = set(_CONTENT(question))
     return len(asked & set(_CONTENT(needle))) / len(asked) if asked else 0.0
 

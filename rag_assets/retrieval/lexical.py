@@ -7,7 +7,8 @@ chunks and queries. Each starts from Unicode NFKC, lowercase, runs of letters an
 - `english`: an approximation of Lucene's EnglishAnalyzer (Pyserini's BEIR indexes): possessive
   's dropped, Lucene's 33 English stop words removed, Porter stemming (PyStemmer's `porter`); the
   tokens are the runs above, not StandardTokenizer's UAX #29 words (docs/pipeline.md);
-- `snowball`: bm25s's longer English stop-word list and the Snowball English stemmer.
+- `snowball`: bm25s's English stop words (the same 33 as Lucene's) and the Snowball English
+  stemmer, possessives kept.
 
 Variants:
 - `lucene` (default): idf = ln(1 + (N - n + 0.5)/(n + 0.5)), tf part f/(f + k1(1 - b + b|d|/avgdl)),
