@@ -2,6 +2,7 @@
 and a run killed mid-way loses no finished batch."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from barrier import wait_at_barrier
 from dagster import AssetKey, DagsterInstance
 
+from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.retrieval.embedding import Embedder, IdentityMismatch, require_identity
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 
@@ -74,13 +76,20 @@ def test_identity_checks_name_both_models():
 
 def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
     """SIGKILL the whole `rag-assets run` once the first embedding batches are on disk; the
-    rerun reuses them and gives the table an uninterrupted run gives."""
+    rerun reuses them and gives the table an uninterrupted run gives. The bundled documents
+    with a few of its questions: embedding is what is killed, not the evaluation after it."""
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    dataset = tmp_path / "dataset"
+    shutil.copytree(BUNDLED_DATASET / "documents", dataset / "documents")
+    lines = (BUNDLED_DATASET / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (dataset / "questions.jsonl").write_text("".join(lines[:40]), encoding="utf-8")
     cmd = [
         sys.executable,
         "-m",
         "rag_assets.app.cli",
         "run",
+        "--dataset",
+        str(dataset),
         "--strategies",
         "A",
         "--no-llm",
