@@ -64,7 +64,7 @@ COLUMNS = {
     "needle_start": "offset of the needle in its document's canonical text",
     "relevant": "JSON: document id -> graded relevance, for document-level (BEIR) questions",
     "origin": "written; drafted (by a model); reviewed (drafted, kept by a person in questions.jsonl); generic",
-    "drafted_by": "the drafting model's identity and prompts, for drafted and reviewed questions",
+    "drafted_by": "the drafting model's identity, prompts and settings, for drafted and reviewed questions",
     # drafted_questions
     "language": "ISO 639-1 code of the needle's document (py3langid)",
     "style": "document (in the document's words) or ticket (as a support ticket would put it)",
@@ -76,6 +76,7 @@ COLUMNS = {
     "kept": "whether the phrasing passed every rule",
     "drafting_model": "the identity of the model that drafted the question",
     "prompts": "the drafting prompts' version and the hash of their text",
+    "drafting_settings": "what the drafted sample was drawn with (JSON: needles asked for, seed, overlap cap)",
     # retrieval_runs
     "chunk_ids": "ranked chunk ids, best first (100 deep; for document-level questions, 100 documents deep)",
     "scores": "the retriever's score of each ranked chunk",

@@ -71,6 +71,7 @@ def test_a_bare_folder_is_evaluated_on_drafted_questions_marked_everywhere(draft
     assert set(truth.loc[truth["kind"] == "out_of_domain", "origin"]) == {"generic"}  # none of its own
     tables = layout.read_table("evaluation_tables")
     assert tables["question_origin"].str.startswith("DRAFTED by HuggingFaceTB/SmolLM2-135M-Instruct").all()
+    assert tables["question_origin"].str.contains("needles 4, overlap_cap 0.8, seed 13").all()  # the settings too
     report = (layout.reports / "significance_report.md").read_text()
     assert "> **Questions: DRAFTED by" in report.split("## Headlines")[0]
     assert "DRAFTED" in (layout.reports / "regression_report.md").read_text()
@@ -88,7 +89,9 @@ def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
     lm = GeneratorResource().get()  # the run's own generator, loaded in this process
     drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
     needles = table[table["phrasing"] == 0].rename(columns={"needle_start": "start"})
-    again = drafter.draft(needles[["document_id", "path", "section", "start", "needle", "language"]])
+    settings = json.loads(table["drafting_settings"].iloc[0])
+    assert settings == {"needles": 4, "seed": 13, "overlap_cap": 0.8}  # what the run drew its sample with
+    again = drafter.draft(needles[["document_id", "path", "section", "start", "needle", "language"]], settings)
     assert drafter.stats.generated == 0 and drafter.stats.judged == 0 and drafter.stats.generated_from_cache > 0
     pd.testing.assert_frame_equal(again, table.reset_index(drop=True), check_dtype=False)
 

@@ -34,7 +34,7 @@ def _overlap_histogram(table: pd.DataFrame) -> dict:
 @asset(
     kinds={"parquet"},
     group_name="corpus",
-    code_version=f"drafted1+{prompt_identity()}",
+    code_version=f"drafted2+{prompt_identity()}",
     deps=["questions_file"],
     metadata={PREVIEW_KEY: ["question_id", "phrasing", "style", "query", "verdict", "overlap", "judge_margin", "path"]},
     automation_condition=AUTOMATION,
@@ -73,6 +73,7 @@ def drafted_questions(
         f"drafting questions for {len(needles)} needles ({counts['kept']} candidates of {counts['sentences']} "
         "sentences); a reply already in the cache is not generated again"
     )
+    settings = {"needles": dataset.draft_questions, "seed": dataset.draft_seed, "overlap_cap": OVERLAP_CAP}
     lm = generator.get()
     cache = OutputCache(data_dir.layout.draft_cache, lm.identity)
     bars: dict[str, tqdm] = {}
@@ -85,7 +86,7 @@ def drafted_questions(
 
     drafter = Drafter(lm, cache, progress)
     try:
-        table = drafter.draft(needles)
+        table = drafter.draft(needles, settings)
     finally:
         for bar in bars.values():
             bar.close()
@@ -104,9 +105,7 @@ def drafted_questions(
             "why": f"questions.jsonl has {have} valid answerable questions; --questions {dataset.questions}",
             "model": lm.identity,
             "prompts": prompt_identity(),
-            "settings": MetadataValue.json(
-                {"questions": dataset.draft_questions, "seed": dataset.draft_seed, "overlap_cap": OVERLAP_CAP}
-            ),
+            "settings": MetadataValue.json(settings),
             "candidates": MetadataValue.json(counts),
             "phrasings_by_verdict": MetadataValue.json({k: int(v) for k, v in verdicts.items()}),
             "questions_with_a_second_phrasing": int((table[table["kept"]].groupby("question_id").size() > 1).sum()),

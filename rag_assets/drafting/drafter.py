@@ -62,6 +62,7 @@ DRAFT_COLUMNS = [
     "kept",
     "drafting_model",
     "prompts",
+    "drafting_settings",
 ]
 
 
@@ -165,8 +166,9 @@ class Drafter:
         scores = self._judge(own + [JUDGE.format(needle=d, question=q) for q, d in zip(questions, decoys)])
         return [a - b for a, b in zip(scores[: len(own)], scores[len(own) :])]
 
-    def draft(self, needles: pd.DataFrame) -> pd.DataFrame:
-        """One row per phrasing of every needle, kept or not, with the rule that dropped it."""
+    def draft(self, needles: pd.DataFrame, settings: dict | None = None) -> pd.DataFrame:
+        """One row per phrasing of every needle, kept or not, with the rule that dropped it;
+        `settings` (what the sample was drawn with) are recorded on every row."""
         self.stats.needles = len(needles)
         rows = needles.to_dict("records")
         replies = self._write(
@@ -208,6 +210,7 @@ class Drafter:
                 )
         table = pd.DataFrame(out, columns=DRAFT_COLUMNS)
         table["drafting_model"], table["prompts"] = self.cache.model_identity, prompt_identity()
+        table["drafting_settings"] = json.dumps(settings or {}, sort_keys=True)
         return self._judged(table)
 
     def _judged(self, table: pd.DataFrame) -> pd.DataFrame:

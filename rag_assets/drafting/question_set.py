@@ -11,6 +11,7 @@ origin, and every report prints `ground_truth.origin_label`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -53,7 +54,12 @@ def drafted_records(table: pd.DataFrame) -> list[dict]:
                 "needle": first["needle"],
                 "kind": "answerable",
                 "answers": [],
-                "origin": {"kind": "drafted", "model": first["drafting_model"], "prompt": first["prompts"]},
+                "origin": {
+                    "kind": "drafted",
+                    "model": first["drafting_model"],
+                    "prompt": first["prompts"],
+                    "settings": json.loads(first["drafting_settings"]),
+                },
                 "drafting": {
                     "document": first["path"],
                     "language": first["language"],

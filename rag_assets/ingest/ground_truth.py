@@ -159,7 +159,13 @@ def _origin(record: dict, drafted: bool) -> tuple[str, str | None]:
     """(origin, drafted by) of a record: a line of questions.jsonl that says it was drafted was
     kept there by a person (reviewed); the drafter's own records are drafted."""
     origin = record.get("origin") if isinstance(record.get("origin"), dict) else {}
-    by = f"{origin.get('model')} | prompts {origin.get('prompt')}" if origin.get("kind") == "drafted" else None
+    by = None
+    if origin.get("kind") == "drafted":
+        settings = origin.get("settings") if isinstance(origin.get("settings"), dict) else {}
+        by = " | ".join(
+            [f"{origin.get('model')}", f"prompts {origin.get('prompt')}"]
+            + ([", ".join(f"{k} {v}" for k, v in sorted(settings.items()))] if settings else [])
+        )
     if drafted:
         return "drafted", by
     if origin.get("kind") == "drafted":
