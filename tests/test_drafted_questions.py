@@ -12,6 +12,7 @@ import pytest
 
 from rag_assets.app.cli import main
 from rag_assets.defs.resources import GeneratorResource
+from rag_assets.drafting import candidates
 from rag_assets.drafting.drafter import Drafter, OutputCache
 from rag_assets.layout import DataDir
 from tests.conftest import TINY_DOCS, write_dataset
@@ -94,6 +95,28 @@ def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
     again = drafter.draft(needles[["document_id", "path", "section", "start", "needle", "language"]], settings)
     assert drafter.stats.generated == 0 and drafter.stats.judged == 0 and drafter.stats.generated_from_cache > 0
     pd.testing.assert_frame_equal(again, table.reset_index(drop=True), check_dtype=False)
+
+
+def test_an_edited_document_is_drafted_again_alone(drafted):
+    """One word of valves.md changed (same length, so no document's share moves): only needles
+    of that document are new, only they are written again, and every other document keeps its
+    questions word for word."""
+    _, layout, _, _ = drafted
+    table = layout.read_table("drafted_questions")
+    settings = json.loads(table["drafting_settings"].iloc[0])
+    snapshot = layout.read_table("corpus_snapshot")
+    valves = snapshot["path"] == "valves.md"
+    snapshot.loc[valves, "text"] = snapshot.loc[valves, "text"].str.replace("turning freely", "turning easily")
+    found, _ = candidates.candidates(snapshot, settings["seed"])
+    lm = GeneratorResource().get()
+    drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
+    again = drafter.draft(candidates.sample(found, snapshot, settings["needles"]), settings)
+    new = again[~again["needle"].isin(table["needle"])]
+    assert len(new) and set(new["path"]) == {"valves.md"}  # the edit moved a needle, and only there
+    assert drafter.stats.generated <= 2 * new["question_id"].nunique()  # the rest came from the cache
+    others = ["question_id", "phrasing", "reply", "query"]
+    before, after = (t[t["path"] != "valves.md"][others].reset_index(drop=True) for t in (table, again))
+    pd.testing.assert_frame_equal(before, after)
 
 
 def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
