@@ -155,6 +155,9 @@ def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
             },
         ]
     )
+    alone = drafter._judged(table.iloc[:1].copy())  # one needle in the whole set: no decoy to judge against
+    assert alone["kept"].all() and alone["judge_margin"].isna().all() and "no decoy" in alone["detail"].iloc[0]
+    assert drafter.stats.judged == 0
     judged = drafter._judged(table)
     assert list(judged["verdict"]) == ["not_answered", "not_answered"]  # each question's decoy answers it
     assert (judged["judge_margin"] < 0).all() and "judge margin" in judged["detail"].iloc[0]

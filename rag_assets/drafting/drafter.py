@@ -215,10 +215,15 @@ class Drafter:
 
     def _judged(self, table: pd.DataFrame) -> pd.DataFrame:
         """Judge each question on its first kept phrasing; a question its needle does not answer
-        better than a decoy sentence loses every phrasing (verdict `not_answered`)."""
+        better than a decoy sentence loses every phrasing (verdict `not_answered`). A set of one
+        needle has no decoy: its question is kept unjudged (no margin), and the detail says so."""
         anchors = table[table["kept"]].drop_duplicates("question_id")
         needles = table.drop_duplicates("question_id")
         everywhere = needles["needle"].tolist()
+        if len(everywhere) < 2:
+            table["judge_margin"] = float("nan")
+            table.loc[table["kept"], "detail"] = "not judged: a single needle has no decoy"
+            return table
         decoy_of = {}
         for _, group in needles.groupby("document_id", sort=False):
             pool = group.sort_values("needle_start")["needle"].tolist()
