@@ -79,8 +79,12 @@ def drafted_questions(
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        bar = bars.setdefault(stage, tqdm(desc=f"drafted_questions: {stage}", unit="prompt", leave=False))
-        bar.total = total
+        """One bar per pass (the two phrasings are two passes of `write`), updated after each chunk."""
+        bar = bars.get(stage)
+        if bar is None or bar.total != total or done < bar.n:
+            if bar is not None:
+                bar.close()
+            bar = bars[stage] = tqdm(desc=f"drafted_questions: {stage}", total=total, unit="prompt", leave=False)
         bar.update(done - bar.n)
         context.log.info(f"{stage}: {done}/{total}")
 

@@ -145,6 +145,7 @@ class Drafter:
         keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
         missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
         done = len(prompts) - len(missing)
+        self.progress(stage, 0, len(prompts))  # a pass starts (write runs twice: one pass per phrasing)
         for start in range(0, len(missing), BATCH * 4):
             chunk = missing[start : start + BATCH * 4]
             self.cache.put(dict(zip((k for k, _ in chunk), compute([p for _, p in chunk]))))
