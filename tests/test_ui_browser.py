@@ -199,7 +199,7 @@ def test_the_automation_page_lists_the_nightly_schedule_and_both_sensors_running
     with looking_at(page, "automation"):
         visit(page, ui + "/automation", "Scheduled At")
         assert "Scheduled At 02:00 AM UTC" in page.inner_text("body")
-        running = page.evaluate("""() => {
+        switches = """() => {
             const rows = {};  // each row holds a selection box, then its on/off switch
             for (const box of document.querySelectorAll('input[type=checkbox]')) {
                 let row = box;
@@ -207,8 +207,15 @@ def test_the_automation_page_lists_the_nightly_schedule_and_both_sensors_running
                 (rows[row.innerText.trim().split('\\n')[0].trim()] ??= []).push(box.checked);
             }
             return Object.fromEntries(Object.entries(rows).map(([name, boxes]) => [name, boxes.at(-1)]));
-        }""")
-        assert {k: running.get(k) for k in ("automation", "nightly_evaluation_0200_utc", "source_versions_sensor")} == {
+        }"""
+        names = ["automation", "nightly_evaluation_0200_utc", "source_versions_sensor"]
+        try:  # the switches render unchecked until their state has loaded, after the rows' text
+            all_on = f"(names) => names.every((n) => ({switches})()[n] === true)"
+            page.wait_for_function(all_on, arg=names, timeout=30_000)
+        except playwright.TimeoutError:
+            pass  # the assertion below shows what the page said
+        running = page.evaluate(switches)
+        assert {k: running.get(k) for k in names} == {
             "automation": True,
             "nightly_evaluation_0200_utc": True,
             "source_versions_sensor": True,
