@@ -34,7 +34,7 @@ from scipy.stats import spearmanr
 from rag_assets.app.cli import main as cli
 from rag_assets.defs.resources import GeneratorResource
 from rag_assets.drafting import agreement
-from rag_assets.drafting.drafter import Drafter, OutputCache
+from rag_assets.drafting.drafter import Drafter, OutputCache, decoys
 from rag_assets.drafting.filters import overlap
 from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
@@ -68,18 +68,10 @@ def _judge_written(truth: pd.DataFrame, drafter: Drafter, n: int, seed: int = 0)
     first = _answerable(truth)
     first = first[first["phrasing"] == 0].drop_duplicates("question_id")
     chosen = first.sample(min(n, len(first)), random_state=seed)
-    pools = {
-        d: g.drop_duplicates("needle").sort_values("needle_start")["needle"].tolist()
-        for d, g in first.groupby("document_id")
-    }
-    everywhere = first.drop_duplicates("needle")["needle"].tolist()
-
-    def decoy(row) -> str:
-        pool = pools[row.document_id] if len(pools[row.document_id]) > 1 else everywhere
-        return pool[(pool.index(row.needle) + 1) % len(pool)]
-
-    chosen = chosen.assign(decoy=[decoy(r) for r in chosen.itertuples()])
-    margins = drafter.margins(chosen["query"].tolist(), chosen["needle"].tolist(), chosen["decoy"].tolist())
+    decoy_of = decoys(first.drop_duplicates("needle"))
+    margins = drafter.margins(
+        chosen["query"].tolist(), chosen["needle"].tolist(), [decoy_of[n] for n in chosen["needle"]]
+    )
     return agreement.judge_on_written(margins, [overlap(q, n) for q, n in zip(chosen["query"], chosen["needle"])])
 
 

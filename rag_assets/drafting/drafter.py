@@ -81,6 +81,19 @@ def _in_language(language: str) -> str:
     return "" if language == "en" else f", in {name_of(language)}"
 
 
+def decoys(needles: pd.DataFrame) -> dict[str, str]:
+    """Each needle's decoy for the judge: the next needle of its document (by position, wrapping
+    round), or, in a document with one needle, the needle before it in the set. `needles`: one
+    row per needle, with `document_id`, `needle` and `needle_start`; two needles at least."""
+    everywhere = needles["needle"].tolist()
+    decoy_of = {}
+    for _, group in needles.groupby("document_id", sort=False):
+        pool = group.sort_values("needle_start")["needle"].tolist()
+        for k, n in enumerate(pool):
+            decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
+    return decoy_of
+
+
 class OutputCache:
     """A model's replies by key (sha256 of model identity and prompt), as Parquet shards in one
     folder per model; each shard is written whole, so a killed run loses at most one batch."""
@@ -145,7 +158,7 @@ class Drafter:
         keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
         missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
         done = len(prompts) - len(missing)
-        self.progress(stage, 0, len(prompts))  # a pass starts (write runs twice: one pass per phrasing)
+        self.progress(stage, done, len(prompts))  # a pass starts (write runs twice: one pass per phrasing)
         for start in range(0, len(missing), BATCH * 4):
             chunk = missing[start : start + BATCH * 4]
             self.cache.put(dict(zip((k for k, _ in chunk), compute([p for _, p in chunk]))))
@@ -219,20 +232,13 @@ class Drafter:
         better than a decoy sentence loses every phrasing (verdict `not_answered`). A set of one
         needle has no decoy: its question is kept unjudged (no margin), and the detail says so."""
         anchors = table[table["kept"]].drop_duplicates("question_id")
-        needles = table.drop_duplicates("question_id")
-        everywhere = needles["needle"].tolist()
-        if len(everywhere) < 2:
+        if table["needle"].nunique() < 2:
             table["judge_margin"] = float("nan")
             table.loc[table["kept"], "detail"] = "not judged: a single needle has no decoy"
             return table
-        decoy_of = {}
-        for _, group in needles.groupby("document_id", sort=False):
-            pool = group.sort_values("needle_start")["needle"].tolist()
-            for k, n in enumerate(pool):
-                decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
-        questions = anchors["query"].tolist()
-        decoys = [decoy_of[n] for n in anchors["needle"]]
-        margin = dict(zip(anchors["question_id"], self.margins(questions, anchors["needle"].tolist(), decoys)))
+        decoy_of = decoys(table.drop_duplicates("question_id"))  # a question id names its needle
+        questions, needles = anchors["query"].tolist(), anchors["needle"].tolist()
+        margin = dict(zip(anchors["question_id"], self.margins(questions, needles, [decoy_of[n] for n in needles])))
         table["judge_margin"] = table["question_id"].map(margin).astype("float64")
         fails = table["kept"] & (table["judge_margin"] <= 0)
         table.loc[fails, "verdict"] = "not_answered"
