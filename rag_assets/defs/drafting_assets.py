@@ -79,13 +79,15 @@ def drafted_questions(
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        """One bar per pass (the two phrasings are two passes of `write`), updated after each chunk."""
+        """One bar per pass (the two phrasings are two passes of `write`): a pass opens with the
+        count already cached, at most what the bar shows; within a pass the count only grows."""
         bar = bars.get(stage)
-        if bar is None or bar.total != total or done < bar.n:
+        if bar is None or bar.total != total or done <= bar.n:
             if bar is not None:
                 bar.close()
             bar = bars[stage] = tqdm(desc=f"drafted_questions: {stage}", total=total, unit="prompt", leave=False)
         bar.update(done - bar.n)
+        bar.refresh()  # calls come a chunk apart: show each, also a pass the cache answered at once
         context.log.info(f"{stage}: {done}/{total}")
 
     drafter = Drafter(lm, cache, progress)
