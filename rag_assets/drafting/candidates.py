@@ -22,12 +22,11 @@ import re
 from collections.abc import Iterator
 
 import pandas as pd
-import pysbd
-from pysbd.languages import LANGUAGE_CODES
 
 from rag_assets.ingest.corpus import headings
 from rag_assets.ingest.ground_truth import NeedleIndex
 from rag_assets.ingest.language import language_of
+from rag_assets.ingest.sentences import sentence_spans
 
 MIN_WORDS, MAX_WORDS = 6, 60
 MIN_LETTER_SHARE = 0.6
@@ -56,16 +55,13 @@ def _prose_problem(sentence: str) -> str | None:
 
 def _sentences(text: str, language: str) -> Iterator[tuple[str, int, str]]:
     """(sentence, offset, section title) for every sentence outside heading lines."""
-    segmenter = pysbd.Segmenter(language=language if language in LANGUAGE_CODES else "en", clean=False, char_span=True)
     marks = headings(text)
     for paragraph in _PARAGRAPH.finditer(text):
         if any(h.start <= paragraph.start() < h.end for h in marks):
             continue  # a heading line is never a needle
         section = next((h.title for h in reversed(marks) if h.start < paragraph.start()), "")
-        for span in segmenter.segment(paragraph.group()):
-            sentence = span.sent.strip()
-            if sentence:
-                yield sentence, paragraph.start() + span.start + span.sent.index(sentence), section
+        for start, end in sentence_spans(paragraph.group(), language):
+            yield paragraph.group()[start:end], paragraph.start() + start, section
 
 
 def candidates(documents: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[str, int]]:

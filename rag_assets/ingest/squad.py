@@ -14,9 +14,8 @@ import re
 import unicodedata
 from pathlib import Path
 
-import pysbd
-
 from rag_assets.ingest.dataset import Dataset, write_questions
+from rag_assets.ingest.sentences import sentence_spans
 from rag_assets.ingest.staging import ImportRefused, staged_folder
 
 
@@ -85,7 +84,6 @@ def import_squad(squad_json: Path, out: Path, extra_questions: Path | None = Non
 
 def _write(articles: list, dataset: Dataset, extra: list[dict]) -> dict:
     dataset.documents_dir.mkdir(parents=True, exist_ok=True)
-    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
     records, counts, used = [], {"documents": 0, "answerable": 0, "unanswerable": 0, "extra": 0}, set()
     for article in articles:
         title = article["title"].replace("_", " ")
@@ -93,7 +91,7 @@ def _write(articles: list, dataset: Dataset, extra: list[dict]) -> dict:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             contexts.append(_nfc(context.strip()))
-            sentences = [(s.start, s.end) for s in segmenter.segment(context)]
+            sentences = sentence_spans(context, "en")
             for qa in paragraph["qas"]:
                 record = {"id": qa["id"], "phrasings": [qa["question"].strip()]}
                 if qa.get("is_impossible"):
