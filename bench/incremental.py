@@ -5,7 +5,9 @@
 1. copies the bundled dataset to a temporary folder and runs `rag-assets run` (full build);
 2. edits one paragraph of one document;
 3. runs again into the same data dir (embedding cache warm) and reports, per strategy,
-   chunks encoded against chunks whose embedded text is new. Target: equal, exactly.
+   chunks encoded against chunks whose embedded text is new. Target: equal, exactly. It also
+   reports how many of generation_eval's generated answers the answer cache reused, and how
+   many prompts (changed by the edit) were decoded again.
 """
 
 import shutil
@@ -31,6 +33,12 @@ def _encoded(data_dir: Path) -> dict[str, int]:
         return {r.partition_key: r.asset_materialization.metadata["encoded"].value for r in records}
 
 
+def _answer_cache(data_dir: Path) -> dict:
+    with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
+        event = instance.get_latest_materialization_event(AssetKey("generation_eval"))
+        return event.asset_materialization.metadata["answer_cache"].value
+
+
 def _run(dataset: Path, data_dir: Path) -> float:
     t0 = time.perf_counter()
     assert cli(["run", "--dataset", str(dataset), "--data-dir", str(data_dir)]) == 0
@@ -51,7 +59,7 @@ def main() -> None:
             encoding="utf-8",
         )
         incremental = _run(dataset, data_dir)
-        after, encoded = _texts(data_dir), _encoded(data_dir)
+        after, encoded, answers = _texts(data_dir), _encoded(data_dir), _answer_cache(data_dir)
     seen: set[str] = set()
     print(f"\n{'strategy':>8} {'chunks':>7} {'new texts':>10} {'encoded':>8}")
     for s in STRATEGIES:
@@ -62,6 +70,7 @@ def main() -> None:
         f"full build {full:.1f} s, re-run after a one-paragraph edit {incremental:.1f} s "
         f"({incremental / full:.0%} of the full build)"
     )
+    print(f"generation_eval after the edit: {answers['reused']} answers reused, {answers['decoded']} decoded again")
 
 
 if __name__ == "__main__":

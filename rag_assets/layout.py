@@ -100,6 +100,10 @@ class DataDir:
         return self.root / "cache" / "drafts"
 
     @property
+    def answer_cache(self) -> storage.AnyPath:
+        return self.root / "cache" / "answers"
+
+    @property
     def dagster_home(self) -> Path:
         if self.remote:
             return instance_homes() / hashlib.sha256(str(self.root).encode()).hexdigest()[:16]

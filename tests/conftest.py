@@ -102,6 +102,32 @@ def write_dataset(root: Path, docs: dict[str, str | bytes] = TINY_DOCS, question
     return root
 
 
+@pytest.fixture(scope="module")
+def pump(tmp_path_factory):
+    """The tiny pump corpus as an E chunk set (with titles) with real vectors and a BM25 index:
+    (snapshot, chunks, index, embedder)."""
+    from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
+    from rag_assets.ingest import corpus
+    from rag_assets.ingest.access import access_by_document
+    from rag_assets.retrieval.embedding import Embedder
+    from rag_assets.retrieval.lexical import BM25Index
+    from rag_assets.retrieval.search import ChunkIndex
+
+    root = write_dataset(tmp_path_factory.mktemp("pump"), TINY_DOCS)
+    snap = corpus.snapshot(root / "documents")
+    chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
+    embedder = Embedder()
+    index = ChunkIndex(
+        "E",
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        embedder.encode(chunks["text"].tolist()),
+        BM25Index.build(chunks["text"].tolist()),
+        [access_by_document(snap)[d] for d in chunks["document_id"]],  # every document public
+    )
+    return snap, chunks, index, embedder
+
+
 @pytest.fixture
 def tiny_dataset(tmp_path: Path) -> Path:
     """Two good documents, one undecodable file, and questions of every outcome."""

@@ -231,3 +231,55 @@ def s3_server():
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=10)
+
+
+def _wait_http(url: str, process: subprocess.Popen, seconds: float, what: str) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode} before it answered")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"{what} did not answer within {seconds:.0f} s")
+
+
+@contextmanager
+def _process(command: list[str], ready_url: str, what: str, seconds: float = 180):
+    """`command` in its own process group, yielded once `ready_url` answers 200; the group stopped after."""
+    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        _wait_http(ready_url, process, seconds, what)
+        yield process
+    finally:
+        if group_alive(process.pid):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@contextmanager
+def model_server(name: str = "smollm2-135m-instruct"):
+    """`rag-assets serve-model`: the packaged generator behind the OpenAI-compatible protocol on a
+    free loopback port; yields its API base (`http://127.0.0.1:PORT/v1`)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/v1"
+    with _process([*CLI, "serve-model", "--port", str(port), "--name", name], base + "/models", "serve-model"):
+        yield base
+
+
+@contextmanager
+def misbehaving_endpoint():
+    """tests/bad_endpoint.py on a free loopback port: an OpenAI-compatible server whose every model
+    fails one way (see there); yields its API base."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/v1"
+    script = str(Path(__file__).parent / "bad_endpoint.py")
+    with _process([sys.executable, script, str(port)], base + "/models", "bad_endpoint.py", 30):
+        yield base

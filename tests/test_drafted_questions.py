@@ -10,10 +10,11 @@ import os
 import pandas as pd
 import pytest
 
+from rag_assets.answering.output_cache import OutputCache
 from rag_assets.app.cli import main
 from rag_assets.defs.resources import GeneratorResource
 from rag_assets.drafting import candidates
-from rag_assets.drafting.drafter import Drafter, OutputCache
+from rag_assets.drafting.drafter import Drafter
 from rag_assets.layout import DataDir
 from tests.conftest import TINY_DOCS, write_dataset
 

@@ -178,7 +178,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     from conftest import ScriptedLM
     from dagster import AssetKey, instance_for_test
 
-    from rag_assets.answering.answerer import Answerer
+    from rag_assets.answering.answerer import Answerer, Generative
     from rag_assets.answering.citations import fragment_range
     from rag_assets.app.plan import materialization_steps
     from rag_assets.app.serving import load_index
@@ -238,7 +238,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
         embedder = defs.resources["embedder"].get()
         index, chunks = load_index(defs, instance, "C", embedder.identity)
-    answerer = Answerer(index, chunks, embedder, ScriptedLM(), threshold=2.0)
+    answerer = Answerer(index, chunks, embedder, Generative(ScriptedLM()), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)
     documents = dict(zip(snap["document_id"], snap["text"]))
     expected = {

@@ -2,43 +2,19 @@
 
 import pandas as pd
 import pytest
-from conftest import TINY_DOCS, ScriptedLM, write_dataset
+from conftest import ScriptedLM
 
 from rag_assets.answering import scoring as scoring
-from rag_assets.answering.answerer import Answerer
+from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.answering.citations import build_context, fragment_range
 from rag_assets.answering.generation import LocalLM
-from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
-from rag_assets.ingest import corpus
-from rag_assets.ingest.access import access_by_document
 from rag_assets.layout import model_cache
-from rag_assets.retrieval.embedding import Embedder
-from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
-from rag_assets.retrieval.search import ChunkIndex
 
 
 @pytest.fixture(scope="module")
 def lm():
     return LocalLM()
-
-
-@pytest.fixture(scope="module")
-def pump(tmp_path_factory):
-    """The tiny pump corpus as an E chunk set with real vectors and a BM25 index."""
-    root = write_dataset(tmp_path_factory.mktemp("pump"), TINY_DOCS)
-    snap = corpus.snapshot(root / "documents")
-    chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
-    embedder = Embedder()
-    index = ChunkIndex(
-        "E",
-        chunks["chunk_id"].tolist(),
-        chunks["text"].tolist(),
-        embedder.encode(chunks["text"].tolist()),
-        BM25Index.build(chunks["text"].tolist()),
-        [access_by_document(snap)[d] for d in chunks["document_id"]],  # every document public
-    )
-    return snap, chunks, index, embedder
 
 
 def test_squad_normalisation_exact_match_f1_and_containment():
@@ -62,6 +38,8 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
             "needle": needle if kind == "answerable" else None,
             "refused": refused,
             "declined": answer == "NO ANSWER",
+            "failure": None,
+            "supported": None,
             "answer": answer,
             "sources": sources,
             "citations": cited,
@@ -100,11 +78,13 @@ def test_failure_decomposition_keeps_unlabelled_correct_answers_apart():
 def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pump):
     snap, chunks, index, embedder = pump
     silent = ScriptedLM("unused")
-    refused = Answerer(index, chunks, embedder, silent, threshold=0.05).ask("How do I renew my passport?")
+    refused = Answerer(index, chunks, embedder, Generative(silent), threshold=0.05).ask("How do I renew my passport?")
     assert refused.refused and silent.prompts == [] and refused.answer is None and refused.nearest_distance > 0.05
 
     scripted = ScriptedLM("It must face north [1], see also [9].")
-    answer = Answerer(index, chunks, embedder, scripted, threshold=2.0).ask("Which way should the inlet valve face?")
+    answer = Answerer(index, chunks, embedder, Generative(scripted), threshold=2.0).ask(
+        "Which way should the inlet valve face?"
+    )
     assert len(scripted.prompts) == 1 and not answer.refused
     assert [c.index for c in answer.citations] == [1] and answer.dangling == [9]
     assert len(answer.sources) == 4  # the gate keeps at most four
@@ -113,9 +93,9 @@ def test_the_gate_refuses_without_calling_the_model_and_citations_are_checked(pu
         start, end = fragment_range(c.fragment)
         assert texts[c.document_id][start:end] == c.quote
     with pytest.raises(ValueError, match="unknown retriever"):
-        Answerer(index, chunks, embedder, scripted, retriever="magic")
+        Answerer(index, chunks, embedder, Generative(scripted), retriever="magic")
     with pytest.raises(ValueError, match="empty"):
-        Answerer(index, chunks, embedder, scripted).ask("  ")
+        Answerer(index, chunks, embedder, Generative(scripted)).ask("  ")
 
 
 def test_smollm2_answers_greedily_from_its_sources_within_the_token_budget(lm, pump):

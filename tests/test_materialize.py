@@ -137,7 +137,9 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         llm_vs_hybrid = significance[significance["comparison"] == "LLM rerank vs hybrid (strategy E)"]
         assert len(llm_vs_hybrid) == 4 and (llm_vs_hybrid["n_queries"] == len(llm)).all()  # paired on its own queries
 
-        answers = pd.read_parquet(data_dir / "assets" / "generation_eval.parquet").set_index("query_id")
+        every = pd.read_parquet(data_dir / "assets" / "generation_eval.parquet")
+        assert sorted(set(every["answerer"])) == ["extractive", "generate"]
+        answers = every[every["answerer"] == "generate"].set_index("query_id")
         assert sorted(answers["kind"]) == ["answerable"] * 3 + ["out_of_domain", "unanswerable"]
         assert answers.loc["q-passport#0", "refused"] and pd.isna(answers.loc["q-passport#0", "prompt"])
         for r in answers[~answers["refused"]].itertuples():  # the model saw sources; every citation slices its quote
@@ -145,13 +147,33 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
                 "According to source ["
             )
             assert r.answer.startswith("According to source [") and r.generator.startswith("HuggingFaceTB/SmolLM2")
+            assert r.supported in (True, False) and json.loads(r.support)  # every answer sentence was checked
             for c in json.loads(r.sources):
                 start, end = fragment_range(c["fragment"])
                 assert texts[c["document_id"]][start:end] == c["quote"]
         assert answers.loc["q-valve#0", "outcome"] in scoring.OUTCOMES
+        extracted = every[every["answerer"] == "extractive"].set_index("query_id")
+        assert (extracted["refused"] == answers["refused"]).all()  # the same gate before either answerer
+        for r in extracted[~extracted["refused"]].itertuples():  # a sentence of a source, with its exact fragment
+            (cited,) = json.loads(r.citations)
+            start, end = fragment_range(cited["fragment"])
+            assert r.answer == cited["quote"] + " [1]" and texts[cited["document_id"]][start:end] == cited["quote"]
+            assert r.supported and r.generator.startswith("extractive (lexical sentence choice")
         meta = instance.get_latest_materialization_event(AssetKey("generation_eval")).asset_materialization.metadata
-        assert set(meta["latency_ms"].value) == {"retrieval_ms", "context_ms", "generation_ms"}
-        assert "abstained (either)" in meta["summary"].value
+        assert set(meta["latency_ms"].value) == {"generate", "extractive"}
+        assert "abstained (either)" in meta["summary"].value and "| generate | extractive |" in meta["comparison"].value
+        assert (data_dir / "reports" / "answerers.md").read_text().startswith("# Answerers, paired by question")
+        decoded = meta["answer_cache"].value
+        assert decoded["reused"] == 0 and decoded["decoded"] == int((~answers["refused"]).sum())
+        job = defs.resolve_implicit_global_asset_job_def()  # again: every answer comes from the cache
+        assert job.execute_in_process(instance=instance, asset_selection=[AssetKey("generation_eval")]).success
+        again = instance.get_latest_materialization_event(AssetKey("generation_eval")).asset_materialization.metadata
+        assert again["answer_cache"].value == {"reused": decoded["decoded"], "decoded": 0}
+        cached = pd.read_parquet(data_dir / "assets" / "generation_eval.parquet")
+        assert (
+            cached["answer"].equals(every["answer"])
+            and cached.loc[~cached["refused"] & (cached["answerer"] == "generate"), "cached"].all()
+        )
 
         # hits are scored only against the chunks and questions the runs were computed from
         chunk_frames = {s: pd.read_parquet(data_dir / "assets" / "chunk_sets" / f"{s}.parquet") for s in STRATEGIES}
@@ -227,7 +249,12 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     assert main([*ask, "Which way should the inlet valve face?"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert not answer["refused"] and answer["strategy"] == "E" and answer["retriever"] == "hybrid"
-    assert answer["answer"] and answer["model"].startswith("HuggingFaceTB/SmolLM2")
+    assert answer["answerer"] == "extractive" and answer["answer"] == "The inlet valve must face north. [1]"
+    assert answer["supported"] and answer["model"].startswith("extractive (lexical")  # the default: no generator
+    assert main([*ask, "--answerer", "generate", "Which way should the inlet valve face?"]) == 0
+    generated = json.loads(capsys.readouterr().out)
+    assert generated["answer"] and generated["model"].startswith("HuggingFaceTB/SmolLM2")
+    assert generated["supported"] in (True, False) and generated["support"]
     snapshot = pd.read_parquet(data_dir / "assets" / "corpus_snapshot.parquet")
     texts = dict(zip(snapshot["document_id"], snapshot["text"]))
     assert answer["sources"] and all(

@@ -19,6 +19,7 @@ import pytest
 from barrier import wait_at_barrier
 from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
+from servers import free_port, model_server
 
 from rag_assets.app.cli import main
 from rag_assets.app.plan import materialization_steps
@@ -120,6 +121,57 @@ def test_bad_arguments_are_refused_up_front(copy, capsys, tmp_path):
         main(["run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "d"), "--no-llm", "--rerank-llm"])
     assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+def test_ask_answers_through_an_openai_compatible_server_and_checks_what_it_says(copy, capsys):
+    dataset, data_dir = copy
+    question = "How often is the filter replaced?"
+    with model_server() as base:
+        endpoint = ["--generator-url", base, "--generator-model", "smollm2-135m-instruct", "--answerer", "generate"]
+        endpoint += ["--threshold", "1.5"]  # the tiny corpus is far from any question
+        code = main(["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), "--json", *endpoint, question])
+    out, err = capsys.readouterr()
+    answer = json.loads(out)
+    assert code == 0 and not answer["refused"] and answer["failure"] is None and answer["answer"], err
+    assert answer["answerer"] == "generate" and "smollm2-135m-instruct via http://127.0.0.1:" in answer["model"]
+    assert answer["supported"] is not None and answer["support"]  # every sentence was checked
+    assert [json.loads(answer["prompt"])[0]["role"]] == ["user"]  # what was sent: one user message
+    code = main(
+        ["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), "--json", "--threshold", "1.5", question]
+    )
+    extractive = json.loads(capsys.readouterr().out)  # the default answerer loads no generator
+    assert code == 0 and extractive["answerer"] == "extractive" and extractive["supported"] is True
+    assert extractive["answer"] == extractive["citations"][0]["quote"] + " [1]"
+
+
+def test_an_endpoint_that_cannot_answer_is_refused_in_one_line(copy, capsys):
+    dataset, data_dir = copy
+    gone = f"http://127.0.0.1:{free_port()}/v1"
+    code, out, err = ask(
+        capsys, dataset, data_dir, "--generator-url", gone, "--generator-model", "m", "--answerer", "generate"
+    )
+    assert code == 2 and out == ""
+    one_line_refusal(err, f"cannot reach the generator endpoint {gone}")
+    code, out, err = ask(capsys, dataset, data_dir, "--generator-url", gone)
+    one_line_refusal(err, "--generator-url needs --generator-model")
+    with pytest.raises(SystemExit) as exited:
+        main(["ask", "--generator-url", "localhost:8000", "q"])
+    assert exited.value.code == 2 and "an endpoint is an http(s) URL" in capsys.readouterr().err
+    code = main(
+        [
+            "run",
+            "--dataset",
+            str(dataset),
+            "--data-dir",
+            str(data_dir),
+            "--generator-url",
+            gone,
+            "--generator-model",
+            "m",
+        ]
+    )
+    assert code == 2  # refused before the run starts
+    assert "cannot reach the generator endpoint" in capsys.readouterr().err
 
 
 def test_ask_answers_from_a_read_only_data_dir(copy, tmp_path):

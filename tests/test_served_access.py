@@ -9,7 +9,7 @@ import pytest
 from conftest import ScriptedLM, write_dataset
 from dagster import DagsterInstance
 
-from rag_assets.answering.answerer import Answerer
+from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.app.cli import main
 from rag_assets.app.serving import load_index
 from rag_assets.defs import build_definitions
@@ -69,7 +69,7 @@ def test_a_sidecar_that_is_not_a_readable_file_fails_its_document_closed(served)
 def _sources(served, tenant, question):
     index, chunks, embedder, _ = served
     lm = ScriptedLM()
-    answer = Answerer(index, chunks, embedder, lm, threshold=2.0, tenant=tenant).ask(question)
+    answer = Answerer(index, chunks, embedder, Generative(lm), threshold=2.0, tenant=tenant).ask(question)
     shown = " ".join(s.quote for s in answer.sources) + " ".join(p.replace(question, "") for p in lm.prompts)
     assert answer.sources or not lm.prompts
     return shown
@@ -89,10 +89,14 @@ def test_the_served_index_carries_access_lists_and_refuses_without_them(served):
     assert index.access is not None and len(index.access) == len(index.chunk_ids)
     blind = type(index)(index.strategy, index.chunk_ids, index.texts, index.vectors, index.bm25)
     with pytest.raises(ValueError, match="carries no access lists"):
-        Answerer(blind, chunks, embedder, ScriptedLM(), threshold=2.0, tenant="team-a").ask("Falcon?")
+        Answerer(blind, chunks, embedder, Generative(ScriptedLM()), threshold=2.0, tenant="team-a").ask("Falcon?")
     with pytest.raises(ValueError, match="carries no access lists"):
-        Answerer(blind, chunks, embedder, ScriptedLM(), threshold=2.0, tenant=None).ask("Falcon?")
-    assert Answerer(blind, chunks, embedder, ScriptedLM(), threshold=2.0, tenant=ALL_TENANTS).ask("Falcon?").sources
+        Answerer(blind, chunks, embedder, Generative(ScriptedLM()), threshold=2.0, tenant=None).ask("Falcon?")
+    assert (
+        Answerer(blind, chunks, embedder, Generative(ScriptedLM()), threshold=2.0, tenant=ALL_TENANTS)
+        .ask("Falcon?")
+        .sources
+    )
 
 
 def test_ask_serves_from_a_materialised_strategy_as_the_sweep_does(tmp_path):

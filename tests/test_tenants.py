@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import ScriptedLM, WordOverlapScorer
 
-from rag_assets.answering.answerer import Answerer
+from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.access import ALL_TENANTS, access_by_document
@@ -80,13 +80,13 @@ def test_ask_on_behalf_of_a_tenant_never_shows_another_tenants_text(index, caplo
     idx, chunks, embedder, _ = index
     lm = ScriptedLM()
     caplog.set_level(logging.INFO, logger="rag_assets.answering.answerer")
-    answer = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-a").ask(
+    answer = Answerer(idx, chunks, embedder, Generative(lm), threshold=2.0, tenant="team-a").ask(
         "When does Project Falcon launch and what is its budget?"
     )
     assert lm.prompts and all("4 March" not in p and "2 million" not in p for p in lm.prompts)
     assert all(not s.document_id.startswith("b-") for s in answer.sources)
     assert "Heron" in lm.prompts[0] or "board" in lm.prompts[0]
-    answer_b = Answerer(idx, chunks, embedder, lm, threshold=2.0, tenant="team-b").ask(
+    answer_b = Answerer(idx, chunks, embedder, Generative(lm), threshold=2.0, tenant="team-b").ask(
         "When does Project Falcon launch?"
     )
     assert answer_b.sources[0].quote == SECRET_B

@@ -1,9 +1,11 @@
-"""One question, start to end: retrieve, gate, build the context, generate, check citations.
+"""One question, start to end: retrieve, gate, build the context, answer, check citations and support.
 
-The gate comes before the model: when no retrieved chunk is under the distance threshold
-the answer is NO ANSWER, with the threshold and the nearest distance, and the model is not
-called (nor loaded). Otherwise the model reads the numbered sources and the server keeps
-only the citations whose [n] points at a real source; the rest are reported.
+The gate comes before any answerer: when no retrieved chunk is under the distance threshold
+the answer is NO ANSWER, with the threshold and the nearest distance, and no model is called
+(nor loaded). Otherwise an answerer writes from the numbered sources: `generate` (a language
+model reads them) or `extractive` (one of their sentences, verbatim). The server keeps only
+the citations whose [n] points at a real source, reports the rest, and checks every sentence
+of the answer against what it cites (rag_assets.answering.support).
 """
 
 from __future__ import annotations
@@ -17,13 +19,19 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.answering import refusal
-from rag_assets.answering.citations import NO_ANSWER, Citation, build_context, check_citations
+from rag_assets.answering.citations import NO_ANSWER, Citation, Context, build_context, check_citations
+from rag_assets.answering.extractive import Extractive
 from rag_assets.answering.generation import INPUT_BUDGET
+from rag_assets.answering.support import check_support
 from rag_assets.ingest.access import describe_viewer
+from rag_assets.ingest.language import language_of
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
 RETRIEVERS = ("dense", "bm25", "hybrid", "rerank", "rerank-llm")
+ANSWERERS = ("extractive", "generate")
+# `ask`'s answerer: the one correct and supported most often on the bundled corpus (docs/answering.md)
+DEFAULT_ANSWERER = "extractive"
 # The gate refuses when nothing is under the threshold. Only chunks of dense's own top 100 can fuse
 # above dense's nearest (RRF >= 1/61), so hybrid's 100 keep it and hybrid refuses exactly when
 # dense does: refusal_sweep, which sweeps dense, measures this retriever's refusals too.
@@ -54,8 +62,12 @@ class Answer:
     threshold: float
     refused: bool  # by the gate, before any model call
     nearest_distance: float | None
+    answerer: str = "generate"
     answer: str | None = None
     declined: bool = False  # the model itself wrote NO ANSWER
+    failure: str | None = None  # no answer came back (an endpoint's timeout, an empty reply): never scored
+    supported: bool | None = None  # every sentence's claims are in what it cites (None: no answer to check)
+    support: list[dict] = field(default_factory=list)  # per sentence: text, cites, supported, missing claims
     citations: list[Citation] = field(default_factory=list)  # the sources the answer cites, checked
     dangling: list[int] = field(default_factory=list)  # [n] in the answer that point at no source
     sources: list[Citation] = field(default_factory=list)  # everything the model was shown
@@ -68,6 +80,7 @@ class Answer:
     generation_ms: float = 0.0
     load_ms: float = 0.0  # loading the generator on first use: not part of any stage
     dense_search: str = "exact"  # exact, or the HNSW graph with its measured recall
+    cached: bool = False  # the answer came from the answer cache (generation_eval): generation_ms is the first decode's
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -76,22 +89,57 @@ class Answer:
         return out
 
 
+class Generative:
+    """The `generate` answerer: a language model reads the numbered sources within the input
+    budget. `lm`: anything with identity, load_weights, count_tokens, rendered and generate_many
+    (a local model, or an endpoint); `cache`: an answer cache (generation_eval), or None."""
+
+    name = "generate"
+
+    def __init__(self, lm, budget: int = INPUT_BUDGET, cache=None):
+        self.lm, self.budget, self.cache = lm, budget, cache
+        self.answer_prefix = getattr(lm, "answer_prefix", "")
+
+    @property
+    def identity(self) -> str:
+        return self.lm.identity
+
+    def load(self) -> None:
+        self.lm.load_weights()
+
+    def prepare(self, question: str, hits: list[dict]) -> Context:
+        return build_context(question, hits, self.lm.count_tokens, self.budget)
+
+    def rendered(self, prompt: str) -> str:
+        return self.lm.rendered(prompt)
+
+    def write_many(self, questions: list[str], contexts: list[Context], batch_size: int = 1, progress=None):
+        prompts = [c.prompt for c in contexts]
+        if self.cache is None:
+            return self.lm.generate_many(prompts, batch_size, progress)
+        return self.cache.generate_many(self.lm, prompts, batch_size, progress)
+
+
 def build_answerer(
     index: ChunkIndex,
     chunks: pd.DataFrame,
     embedder,
     lm,
     *,
+    answerer: str = "generate",
     retriever: str = DEFAULT_RETRIEVER,
     threshold: float = refusal.THRESHOLD,
     budget: int = INPUT_BUDGET,
     tenant=None,
     cross_encoder: str = "",
     llm_rerank_depth: int = 10,
+    cache=None,
 ) -> Answerer:
     """The one answer path (`rag-assets ask` and generation_eval): the retriever with the
-    reranker it needs, the gate, the context budget and the generator. ValueError when the
-    retriever needs a reranker this machine does not have, saying why."""
+    reranker it needs, the gate, and the answerer (`generate` with `lm`, or `extractive`).
+    ValueError when the retriever needs a reranker this machine does not have, saying why."""
+    if answerer not in ANSWERERS:
+        raise ValueError(f"unknown answerer {answerer!r}; choose from {', '.join(ANSWERERS)}")
     rerankers = []
     if retriever == "rerank":
         reranker, why = find_cross_encoder(cross_encoder or None)
@@ -100,25 +148,24 @@ def build_answerer(
         rerankers.append(reranker)
     elif retriever == "rerank-llm":
         rerankers.append(LLMRelevanceReranker(lm, llm_rerank_depth))
-    return Answerer(index, chunks, embedder, lm, retriever, threshold, budget, rerankers, tenant)
+    writer = Extractive(embedder) if answerer == "extractive" else Generative(lm, budget, cache)
+    return Answerer(index, chunks, embedder, writer, retriever, threshold, rerankers, tenant)
 
 
 class Answerer:
     """Answers questions over one materialised chunk set.
 
-    `chunks`: the chunk set's rows with the document title; `lm`: the generator (anything with
-    identity, load_weights, count_tokens, rendered and generate_many), touched only when the gate lets a
-    question through."""
+    `chunks`: the chunk set's rows with the document title; `writer`: the answerer
+    (`Generative` or `Extractive`), touched only when the gate lets a question through."""
 
     def __init__(
         self,
         index: ChunkIndex,
         chunks: pd.DataFrame,
         embedder,
-        lm,
+        writer,
         retriever: str = DEFAULT_RETRIEVER,
         threshold: float = refusal.THRESHOLD,
-        budget: int = INPUT_BUDGET,
         rerankers=(),
         tenant=None,
     ):
@@ -126,8 +173,8 @@ class Answerer:
             raise ValueError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
         if retriever.startswith("rerank") and not any(r.name == retriever for r in rerankers):
             raise ValueError(f"retriever {retriever!r} needs its reranker")
-        self.index, self.embedder, self.lm = index, embedder, lm
-        self.retriever, self.threshold, self.budget, self.rerankers = retriever, threshold, budget, rerankers
+        self.index, self.embedder, self.writer = index, embedder, writer
+        self.retriever, self.threshold, self.rerankers = retriever, threshold, rerankers
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
         self.rows = chunks.set_index("chunk_id")[HIT_FIELDS[1:]]
         embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
@@ -152,19 +199,22 @@ class Answerer:
         return self.ask_many([question])[0]
 
     def ask_many(self, questions: list[str], batch_size: int = 1, progress=None) -> list[Answer]:
-        """Answers in `questions` order; the questions past the gate are decoded `batch_size` at a
-        time (`generate_many`, which calls `progress`): `ask` decodes one, and its
-        `generation_ms` is its latency."""
+        """Answers in `questions` order; the questions past the gate are answered `batch_size` at a
+        time (the generator decodes them together and calls `progress`): `ask` answers one, and
+        its `generation_ms` is its latency."""
         prepared = [self._prepare(q) for q in questions]
         asked = [(result, context) for result, context in prepared if context is not None]
-        prompts = [context.prompt for _, context in asked]
-        generations = self.lm.generate_many(prompts, batch_size, progress) if asked else []
-        for (result, context), generation in zip(asked, generations):
+        written = (
+            self.writer.write_many([r.question for r, _ in asked], [c for _, c in asked], batch_size, progress)
+            if asked
+            else []
+        )
+        for (result, context), generation in zip(asked, written):
             self._complete(result, context, generation)
         return [result for result, _ in prepared]
 
     def _prepare(self, question: str):
-        """The answer so far, and the context the model will read (None when the gate refuses)."""
+        """The answer so far, and the context the answerer will read (None when the gate refuses)."""
         if not question.strip():
             raise ValueError("the question is empty")
         ids, distances, retrieval_ms = self.retrieve(question)
@@ -191,32 +241,48 @@ class Answerer:
             self.threshold,
             refused=not kept,
             nearest_distance=float(min(distances)) if distances else None,
+            answerer=self.writer.name,
             retrieval_ms=retrieval_ms,
             dense_search=self.index.dense_search,
         )
         if not kept:
             return result, None
-        t0 = time.perf_counter()
-        self.lm.load_weights()
-        result.load_ms = (time.perf_counter() - t0) * 1000
+        if hasattr(self.writer, "load"):
+            t0 = time.perf_counter()
+            self.writer.load()
+            result.load_ms = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         distance_of = dict(zip(ids, distances))
         hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]
-        context = build_context(question, hits, self.lm.count_tokens, self.budget)
+        context = self.writer.prepare(question, hits)
         result.context_ms = (time.perf_counter() - t0) * 1000
         return result, context
 
-    def _complete(self, result: Answer, context, generation) -> None:
-        used, dangling = check_citations(generation.text, context.citations)
-        result.answer, result.citations, result.dangling = generation.text, used, dangling
-        result.declined = NO_ANSWER in generation.text.upper()
+    def _complete(self, result: Answer, context: Context, generation) -> None:
         result.sources, result.omitted, result.prompt = (
             context.citations,
             context.omitted,
-            self.lm.rendered(context.prompt),
+            self.writer.rendered(context.prompt),
         )
-        result.model, result.prompt_tokens, result.generation_ms = (
-            self.lm.identity,
+        result.model, result.prompt_tokens, result.generation_ms, result.cached = (
+            self.writer.identity,
             generation.prompt_tokens,
             generation.ms,
+            generation.cached,
         )
+        if generation.failure:
+            result.failure = generation.failure
+            return
+        pointed = generation.sources if generation.sources is not None else context.citations
+        used, dangling = check_citations(generation.text, pointed)
+        result.answer, result.citations, result.dangling = generation.text, used, dangling
+        result.declined = NO_ANSWER in generation.text.upper()
+        if not result.declined:
+            support = check_support(
+                generation.text,
+                [result.question, self.writer.answer_prefix],
+                {c.index: c.quote for c in pointed},
+                language_of(" ".join(c.quote for c in context.citations)),
+            )
+            result.support = [s.as_dict() for s in support]
+            result.supported = all(s.supported for s in support)

@@ -57,6 +57,9 @@ class Generation:
     prompt_tokens: int
     new_tokens: int
     ms: float
+    failure: str | None = None  # why there is no answer to score (an endpoint's timeout, an empty reply)
+    sources: list | None = None  # the citations the answer's [n] point at, when the answerer narrowed them
+    cached: bool = False  # reused from the answer cache: `ms` is the time it took when first decoded
 
 
 class LocalLM:

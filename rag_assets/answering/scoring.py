@@ -1,5 +1,5 @@
-"""Scoring generated answers: SQuAD exact match and token F1, abstention, citation validity,
-and where each wrong answer came from.
+"""Scoring answers: SQuAD exact match and token F1, abstention and bluffs, citation validity,
+support, and where each wrong answer came from.
 
 Normalisation is SQuAD's official one (lower case, no punctuation, no articles, single
 spaces); a question's score is its best over the gold answers. A generative model answers
@@ -11,6 +11,11 @@ in sentences, so exact match is near zero by construction; "contains the gold an
   apart: it may be memory, luck or an unlabelled second source, and is not counted as success);
 - retrieval failure: wrong, and no source the model was shown holds the needle;
 - generation failure: wrong although a source the model was shown holds the needle.
+
+Citation markers (`[1]`) are removed before an answer is compared with the reference answers.
+An answer that did not come back (an endpoint's timeout, an empty reply: `failure`) is counted
+as such and never scored. A bluff is an answer (neither refused by the gate nor declined by the
+model) to a question that has none: an unanswerable or out-of-domain one.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import pandas as pd
 from rag_assets.evaluation import significance
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_MARKER = re.compile(r"\[\d+\]")
 _PUNCTUATION = set(string.punctuation)
 OUTCOMES = ["correct with evidence", "correct without labelled evidence", "retrieval failure", "generation failure"]
 
@@ -59,32 +65,38 @@ def contains_answer(prediction: str, golds: list[str]) -> bool:
 
 
 def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
-    """Adds em, f1, contains, shown_needle, cites_needle, citations_valid and outcome.
+    """Adds em, f1, contains, shown_needle, cites_needle, citations_valid, bluffed and outcome.
 
     `answers`: one row per question with kind, answers (gold list), needle, refused,
-    declined, answer, sources and citations (lists of citation dicts), dangling."""
+    declined, failure, answer, sources and citations (lists of citation dicts), dangling."""
     rows = []
     for r in answers.itertuples():
         golds = list(r.answers) if r.answers is not None else []
-        text = r.answer or ""
-        gave = not r.refused and not r.declined
+        text = _MARKER.sub(" ", r.answer if isinstance(r.answer, str) else "")
+        failed = isinstance(r.failure, str)
+        gave = not r.refused and not r.declined and not failed
         shown = isinstance(r.needle, str) and any(r.needle in s["quote"] for s in r.sources)
-        cites = isinstance(r.needle, str) and any(r.needle in c["quote"] for c in r.citations)
+        cites = isinstance(r.needle, str) and any(  # a quote inside the needle is part of the labelled evidence
+            r.needle in c["quote"] or c["quote"] in r.needle for c in r.citations
+        )
         row = {
             "em": np.nan,
             "f1": np.nan,
             "contains": np.nan,
+            "correct_supported": np.nan,
             "outcome": None,
             "shown_needle": shown,
             "cites_needle": cites,
             "citations_valid": (len(r.dangling) == 0 and len(r.citations) > 0) if gave else np.nan,
+            "bluffed": gave if r.kind != "answerable" and not failed else np.nan,
         }
-        if r.kind == "answerable" and golds:
+        if r.kind == "answerable" and golds and not failed:
             hit = gave and contains_answer(text, golds)
             row.update(
                 em=exact_match(text, golds) if gave else 0.0,
                 f1=token_f1(text, golds) if gave else 0.0,
                 contains=float(hit),
+                correct_supported=float(hit and r.supported is True),
             )
             row["outcome"] = (OUTCOMES[0] if cites else OUTCOMES[1]) if hit else (OUTCOMES[3] if shown else OUTCOMES[2])
         rows.append(row)
@@ -106,7 +118,9 @@ def _rate(name: str, group: str, successes: int, n: int) -> dict:
 
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
     """Long table of rates (Wilson intervals) and means, per question kind."""
-    rows = []
+    failed = scored["failure"].map(lambda f: isinstance(f, str))
+    rows = [_rate("no answer came back (failure)", "all", int(failed.sum()), len(scored))]
+    scored = scored[~failed]
     every = scored[scored["kind"] == "answerable"]
     answerable = every[every["outcome"].notna()]  # those with reference answers: the only ones scored
     n = len(answerable)
@@ -121,7 +135,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
             "ci_high": None,
         }
     )
-    for metric in ("em", "f1", "contains"):
+    for metric in ("em", "f1", "contains", "correct_supported"):
         rows.append(
             {
                 "metric": metric,
@@ -137,6 +151,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
         rows.append(_rate(outcome, "answerable (scored)", int((answerable["outcome"] == outcome).sum()), n))
     gave = scored[~scored["refused"] & ~scored["declined"]]
     rows.append(_rate("citations all valid", "answered", int(gave["citations_valid"].astype(bool).sum()), len(gave)))
+    rows.append(_rate("every sentence supported", "answered", int(gave["supported"].eq(True).sum()), len(gave)))
     gave_answerable = gave[gave["kind"] == "answerable"]
     rows.append(
         _rate(
@@ -151,6 +166,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
         rows.append(_rate("refused by the gate", kind, int(group["refused"].sum()), len(group)))
         rows.append(_rate("declined by the model", kind, int(group["declined"].sum()), len(group)))
         rows.append(_rate("abstained (either)", kind, int((group["refused"] | group["declined"]).sum()), len(group)))
+        rows.append(_rate("bluffed (answered)", kind, int(group["bluffed"].eq(True).sum()), len(group)))
     frame = pd.DataFrame(rows)
     return frame.astype({"count": "Int64", "ci_low": "float64", "ci_high": "float64"})
 

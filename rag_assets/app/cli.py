@@ -83,6 +83,42 @@ def _model_path(value: str) -> str:
     return str(path.resolve())
 
 
+def _endpoint_url(value: str) -> str:
+    """An OpenAI-compatible API base: http(s)://host[:port]/v1."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise argparse.ArgumentTypeError(
+            f"an endpoint is an http(s) URL such as http://127.0.0.1:8000/v1, got {value!r}"
+        )
+    return value.rstrip("/")
+
+
+def _generator_arguments(args: argparse.Namespace) -> None:
+    """Refuse generator options that contradict each other, before anything is read."""
+    if args.generator_url and args.generator:
+        raise CommandError("--generator and --generator-url name two generators: give one")
+    if args.generator_model and not args.generator_url:
+        raise CommandError("--generator-model names a model of --generator-url: give the URL too")
+    if args.generator_url and not args.generator_model:
+        raise CommandError("--generator-url needs --generator-model, the name the server knows the model by")
+
+
+def _endpoint(args: argparse.Namespace, max_new_tokens: int):
+    """The endpoint named by --generator-url and --generator-model, checked: None without a URL."""
+    if not args.generator_url:
+        return None
+    from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
+
+    lm = EndpointLM(args.generator_url, args.generator_model, max_new_tokens)
+    try:
+        lm.check()
+    except EndpointUnavailable as exc:
+        raise CommandError(str(exc)) from None
+    return lm
+
+
 def _question(value: str) -> str:
     """The question as text: bytes that are not UTF-8 (argv keeps them as surrogates) are refused."""
     try:
@@ -267,6 +303,15 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
     from rag_assets.app import dataset_record
 
     compute = _compute(args)  # refused before anything is written; before the definitions read the environment
+    _generator_arguments(args)
+    if args.generator_url and (args.rerank_llm or args.questions == "drafted"):
+        raise CommandError(
+            "rerank-llm and question drafting read a local generator's token probabilities: drop --generator-url, "
+            "or --rerank-llm / --questions drafted"
+        )
+    from rag_assets.answering.generation import MAX_NEW_TOKENS
+
+    _endpoint(args, MAX_NEW_TOKENS)  # an endpoint that cannot answer is refused before the run starts
     data_dir = _data_dir(args, dataset.root)
     dataset_record.record(DataDir(data_dir), dataset.root)
     warnings.filterwarnings("ignore", module="dagster")
@@ -294,6 +339,9 @@ def _run(args: argparse.Namespace, dataset: Dataset, strategies: list[str]) -> i
             questions=args.questions,
             draft_questions=args.draft_questions,
             generator_model=args.generator,
+            generator_url=args.generator_url,
+            generator_url_model=args.generator_model,
+            answerers=args.answerers,
         )
         steps = materialization_steps(defs, strategies)
         report = RunReport()
@@ -397,7 +445,15 @@ def _print_answer(a) -> None:
             "The model was not called."
         )
         return
+    if a.failure:
+        print(f"NO ANSWER: the generator gave none ({a.failure}; {run}; model {a.model}).")
+        return
     print(a.answer, "\n")
+    unsupported = [s for s in a.support if not s["supported"]]
+    for s in unsupported:
+        print(f'UNSUPPORTED: "{s["text"]}" states what its sources do not: {", ".join(s["missing"])}')
+    if unsupported:
+        print()
     if a.citations:
         print("Citations:")
         for c in a.citations:
@@ -410,9 +466,11 @@ def _print_answer(a) -> None:
         print(f"No citations: the answer cites none of the {len(a.sources)} sources it was given.")
     if a.dangling:
         print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
+    stage = "generation" if a.answerer == "generate" else "sentence choice"
     print(
-        f"\n({run}; model {a.model}; retrieval {a.retrieval_ms:.0f} ms, context {a.context_ms:.0f} ms, "
-        f"generation {a.generation_ms:.0f} ms; loading the model took {a.load_ms / 1000:.1f} s)"
+        f"\n({run}; answerer {a.answerer}, {a.model}; retrieval {a.retrieval_ms:.0f} ms, "
+        f"context {a.context_ms:.0f} ms, {stage} {a.generation_ms:.0f} ms"
+        + (f"; loading the model took {a.load_ms / 1000:.1f} s)" if a.answerer == "generate" else ")")
     )
 
 
@@ -422,6 +480,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     import json
     import logging
 
+    _generator_arguments(args)
+    # a generator named on the command line is there to answer, unless another answerer is asked for
+    from rag_assets.answering.answerer import DEFAULT_ANSWERER
+
+    answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
     dataset = _dataset(args)
     layout, postgres = DataDir(args.data_dir), _postgres(args)
     data_dir, home = layout.root, layout.dagster_home
@@ -466,7 +529,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"cannot read the run history of {data_dir}: {type(cause).__name__}: {cause} (is the disk, or the "
             "temporary folder, full?)"
         ) from None
-    lm = LocalLM(
+    if args.generator_url and args.retriever == "rerank-llm":
+        raise CommandError(
+            "rerank-llm scores passages with a local generator's token probabilities: drop --generator-url"
+        )
+    uses_generator = answerer == "generate" or args.retriever == "rerank-llm"
+    lm = (_endpoint(args, generator.max_new_tokens) if uses_generator else None) or LocalLM(
         args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix
     )  # loads nothing yet
     try:
@@ -475,6 +543,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             chunks,
             embedder,
             lm,
+            answerer=answerer,
             retriever=args.retriever,
             budget=generator.input_budget,
             threshold=settings.refusal_threshold if args.threshold is None else args.threshold,
@@ -489,6 +558,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
     else:
         _print_answer(answer)
+    return 0
+
+
+def cmd_serve_model(args: argparse.Namespace) -> int:
+    """The generator behind an OpenAI-compatible endpoint, until interrupted."""
+    from rag_assets.app.model_server import serve
+
+    try:
+        serve(args.generator or "", args.host, args.port, args.name)
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from None
     return 0
 
 
@@ -607,7 +687,13 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     from rag_assets.answering import refusal
-    from rag_assets.answering.answerer import DEFAULT_RETRIEVER, RETRIEVERS, SERVING_STRATEGY
+    from rag_assets.answering.answerer import (
+        ANSWERERS,
+        DEFAULT_ANSWERER,
+        DEFAULT_RETRIEVER,
+        RETRIEVERS,
+        SERVING_STRATEGY,
+    )
     from rag_assets.chunking.strategies import STRATEGIES
     from rag_assets.drafting.question_set import MODES
     from rag_assets.ingest.ground_truth import Sample
@@ -642,6 +728,14 @@ def parser() -> argparse.ArgumentParser:
         "action": "store_true",
         "help": "rebuild a data dir from another --dataset than the one it was built from",
     }
+    endpoint_option = {
+        "type": _endpoint_url,
+        "metavar": "URL",
+        "help": "answer through an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp's server, `rag-assets "
+        "serve-model`) at this API base, e.g. http://127.0.0.1:8000/v1; its key, if any, from "
+        "$RAG_ASSETS_GENERATOR_KEY",
+    }
+    endpoint_model_option = {"metavar": "NAME", "help": "the model's name on --generator-url"}
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
@@ -677,6 +771,14 @@ def parser() -> argparse.ArgumentParser:
         help="the model that drafts questions and answers generation_eval's sample: a .gguf file or model folder "
         "(default: packaged SmolLM2-135M-Instruct); its identity is recorded with every drafted question",
     )
+    run.add_argument("--generator-url", **endpoint_option)
+    run.add_argument("--generator-model", **endpoint_model_option)
+    run.add_argument(
+        "--answerers",
+        metavar="LIST",
+        help=f"the answerers generation_eval compares, comma-separated from {', '.join(ANSWERERS)} "
+        "(default: generate,extractive)",
+    )
     llm = run.add_mutually_exclusive_group()
     llm.add_argument(
         "--no-llm",
@@ -710,8 +812,17 @@ def parser() -> argparse.ArgumentParser:
         "--threshold", type=_threshold, help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})"
     )
     ask.add_argument(
+        "--answerer",
+        choices=ANSWERERS,
+        help=f"extractive (a sentence of the sources, verbatim) or generate (the language model writes); "
+        f"default: generate when --generator or --generator-url is given, else {DEFAULT_ANSWERER}, the one "
+        "correct and supported most often on the bundled corpus (docs/answering.md)",
+    )
+    ask.add_argument(
         "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
     )
+    ask.add_argument("--generator-url", **endpoint_option)
+    ask.add_argument("--generator-model", **endpoint_model_option)
     who = ask.add_mutually_exclusive_group()
     who.add_argument(
         "--tenant",
@@ -724,6 +835,19 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("--embedder", **embedder_option)
     ask.add_argument("--instance-postgres", **instance_option)
     ask.set_defaults(func=cmd_ask)
+
+    model = sub.add_parser(
+        "serve-model", help="serve the generator through the OpenAI-compatible protocol (/v1/chat/completions)"
+    )
+    model.add_argument(
+        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
+    )
+    model.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)"
+    )
+    model.add_argument("--port", type=_port, default=8000)
+    model.add_argument("--name", default="smollm2-135m-instruct", help="the model's name in the API")
+    model.set_defaults(func=cmd_serve_model)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dg dev) on the same data dir and dataset")
     ui.add_argument("--dataset", **dataset_option)

@@ -94,6 +94,9 @@ def build_definitions(
     questions: str = "auto",
     draft_questions: int | None = None,
     generator_model: str | None = None,
+    generator_url: str | None = None,
+    generator_url_model: str | None = None,
+    answerers: str | None = None,
 ) -> Definitions:
     """Definitions over one dataset and one data dir (defaults: env vars, then the bundled ones).
     `llm=False` samples no questions for generation_eval (minutes on a CPU); `rerank_llm=True`
@@ -101,7 +104,9 @@ def build_definitions(
     replaces the default BM25 analyzer (a new version of the `bm25_settings` source); `questions`
     chooses the written or a drafted question set (auto: drafted when there is no written one),
     `draft_questions` how many needles a drafted set asks about; `generator_model` (a .gguf file or
-    model folder) replaces the packaged generator that drafts and answers."""
+    model folder) replaces the packaged generator that drafts and answers; `generator_url` and
+    `generator_url_model` answer through an OpenAI-compatible endpoint instead; `answerers` are
+    what generation_eval compares (default: generate,extractive)."""
     if rerank_llm and not llm:
         raise ValueError("the LLM reranker needs the language model: rerank_llm=True with llm=False")
     data_dir = DataDir(data_dir or data_dir_from_env()).root
@@ -129,6 +134,9 @@ def build_definitions(
             ),
             "generator": GeneratorResource(
                 model=generator_model or "",
+                url=generator_url or "",
+                url_model=generator_url_model or "",
+                **({"answerers": answerers} if answerers else {}),
                 **({} if llm else {"eval_answerable": 0, "eval_unanswerable": 0, "eval_out_of_domain": 0}),
             ),
         },

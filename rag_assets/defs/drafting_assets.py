@@ -3,15 +3,16 @@
 import hashlib
 
 import pandas as pd
-from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, DataVersion, Failure, MetadataValue, Output, asset
 from tqdm import tqdm
 
+from rag_assets.answering.output_cache import OutputCache
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals
 from rag_assets.defs.io_manager import PREVIEW_KEY, markdown_preview
 from rag_assets.defs.resources import DataDirResource, DatasetResource, GeneratorResource
 from rag_assets.drafting import candidates, question_set
-from rag_assets.drafting.drafter import DRAFT_COLUMNS, Drafter, OutputCache, prompt_identity
+from rag_assets.drafting.drafter import DRAFT_COLUMNS, Drafter, prompt_identity
 from rag_assets.drafting.filters import OVERLAP_CAP, RULES
 
 EXAMPLES = 3  # per rule, in the metadata
@@ -74,6 +75,11 @@ def drafted_questions(
         "sentences); a reply already in the cache is not generated again"
     )
     settings = {"needles": dataset.draft_questions, "seed": dataset.draft_seed, "overlap_cap": OVERLAP_CAP}
+    if generator.url:
+        raise Failure(
+            "drafting questions needs a local generator: its judge reads token log-probabilities, which this "
+            "project takes only from a model it loads; run without --generator-url, or write questions.jsonl"
+        )
     lm = generator.get()
     cache = OutputCache(data_dir.layout.draft_cache, lm.identity)
     bars: dict[str, tqdm] = {}

@@ -1,28 +1,31 @@
-"""generation_eval: the ask path (gate, context, generator, citation check) on a fixed sample."""
+"""generation_eval: the ask path (gate, context, answerer, citation and support checks) on a fixed
+sample, once per answerer, compared paired by question."""
 
 import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
+from rag_assets import storage
 from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals, questions_metadata
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.evaluation.answer_eval import evaluate_answers
+from rag_assets.evaluation.answer_eval import comparison_markdown, evaluate_answers
 from rag_assets.ingest import ground_truth as gt
 
 
 def _summary_markdown(summary: pd.DataFrame) -> str:
-    lines = ["| metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|"]
+    lines = ["| answerer | metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|---|"]
     for r in summary.itertuples():
         interval = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if pd.notna(r.ci_low) else ""
         count = f"{r.count}/{r.n}" if pd.notna(r.count) else f"n={r.n}"
-        lines.append(f"| {r.metric} | {r.group} | {r.value:.3f} | {interval} | {count} |")
+        value = f"{r.value:.3f}" if pd.notna(r.value) else ""
+        lines.append(f"| {r.answerer} | {r.metric} | {r.group} | {value} | {interval} | {count} |")
     return "\n".join(lines)
 
 
 @asset(
     kinds={"parquet"},
     group_name="evaluation",
-    code_version="generation2",
+    code_version="generation3",
     automation_condition=AFTER_RETRIEVAL,
     ins={"chunk_sets": all_strategies_lazily(), "embeddings": all_strategies_lazily()},
     deps=["retrieval_runs", "bm25_index"],
@@ -38,8 +41,11 @@ def generation_eval(
     chunk_sets: LazyTables,
     embeddings: LazyTables,
 ):
-    """Answers on a fixed sample through the same path as `rag-assets ask`: SQuAD exact match and
-    token F1, abstention, citation validity, the failure decomposition and latency per stage."""
+    """Answers on a fixed sample through the same path as `rag-assets ask`, by each answerer (the
+    generator and the extractive baseline): SQuAD exact match and token F1, abstention, bluffs,
+    citation validity, support, the failure decomposition and latency per stage; the answerers
+    paired by question (`comparison`, also written to the data dir's reports/answerers.md).
+    Answers are cached by prompt, model and decoding settings: a rerun decodes only new prompts."""
     sample = gt.sample(ground_truth, generator.eval_sample()).drop_duplicates("question_id")  # one phrasing each
     if sample.empty:
         return Output(
@@ -64,10 +70,21 @@ def generation_eval(
         retrieval.refusal_threshold,
         generator.input_budget,
         generator.eval_batch,
+        generator.answerer_names(),
         context.log.info,
     )
     table, scored, summary, latency = result.table, result.scored, result.summary, result.latency
     shown = scored[scored["kind"] == "answerable"].head(3)
+    comparison = comparison_markdown(result.comparison, latency)
+    origin = questions_metadata(ground_truth)
+    warning = f"> **{origin['drafted_questions_warning']}**\n\n" if "drafted_questions_warning" in origin else ""
+    report = data_dir.layout.reports / "answerers.md"
+    storage.write_text(
+        report,
+        f"# Answerers, paired by question\n\n{warning}- questions: `{origin['questions']}`\n"
+        f"- generator: `{lm.identity}`\n- strategy {strategy}, retriever {result.retriever}\n\n{comparison}\n\n"
+        f"## Each answerer\n\n{_summary_markdown(summary)}\n",
+    )
     return Output(
         table,
         metadata={
@@ -78,7 +95,12 @@ def generation_eval(
             "threshold": decimals(retrieval.refusal_threshold),
             "input_budget_tokens": generator.input_budget,
             "sampled": MetadataValue.json(sample["kind"].value_counts().to_dict()),
+            "answerers": ", ".join(generator.answerer_names()),
             "summary": MetadataValue.md(_summary_markdown(summary)),
+            "comparison": MetadataValue.md(comparison),
+            "comparison_path": MetadataValue.path(data_dir.layout.relative(report)),
+            "answer_cache": MetadataValue.json(result.cache),
+            "endpoint_failures": MetadataValue.json(result.failures),
             "latency_ms": MetadataValue.json(latency),
             "decoding": f"greedy, {generator.eval_batch} answers at a time"
             + (
@@ -88,7 +110,14 @@ def generation_eval(
             ),
             "examples": MetadataValue.json(
                 [
-                    {"query": r.question, "answer": r.answer, "gold": r.answers, "outcome": r.outcome}
+                    {
+                        "answerer": r.answerer,
+                        "query": r.question,
+                        "answer": r.answer,
+                        "gold": r.answers,
+                        "outcome": r.outcome,
+                        "supported": r.supported,
+                    }
                     for r in shown.itertuples()
                 ]
             ),

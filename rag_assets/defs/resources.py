@@ -9,7 +9,8 @@ from dagster import ConfigurableResource
 
 from rag_assets import locking, storage
 from rag_assets.answering import refusal
-from rag_assets.answering.answerer import SERVING_STRATEGY, serving_strategy
+from rag_assets.answering.answerer import ANSWERERS, SERVING_STRATEGY, serving_strategy
+from rag_assets.answering.endpoint import EndpointLM
 from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ingest.corpus import MAX_BYTES
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
@@ -174,13 +175,18 @@ class RetrievalSettings(ConfigurableResource):
 
 class GeneratorResource(ConfigurableResource):
     """The language model that answers (and scores passages for `rerank-llm`): a .gguf file or
-    a transformers model folder; empty = the packaged SmolLM2-135M-Instruct. Greedy decoding;
+    a transformers model folder; empty = the packaged SmolLM2-135M-Instruct; or, with `url`, the
+    model `url_model` behind an OpenAI-compatible endpoint (its key from $RAG_ASSETS_GENERATOR_KEY,
+    never a setting). `answerers`: what generation_eval compares, paired by question. Greedy decoding;
     prompts longer than `input_budget` tokens keep whole chunks while they fit; the answer starts
     with `answer_prefix` (empty: the model starts it). `generation_eval` decodes its sample
     `eval_batch` answers at a time (1: one at a time, as `ask` does, so that its generation
     times are latencies)."""
 
     model: str = ""
+    url: str = ""
+    url_model: str = ""
+    answerers: str = "generate,extractive"
     max_new_tokens: int = MAX_NEW_TOKENS
     input_budget: int = INPUT_BUDGET
     answer_prefix: str = ANSWER_PREFIX
@@ -190,12 +196,31 @@ class GeneratorResource(ConfigurableResource):
     eval_seed: int = 7
     eval_batch: int = 8
 
-    def get(self) -> LocalLM:
-        """This process's one generator for these settings (the weights load on first use)."""
+    def get(self):
+        """This process's one generator for these settings (the weights load on first use; an
+        endpoint is checked first, and refused in one line when it cannot answer)."""
+        if self.url:
+            return _endpoint(self.url, self.url_model, self.max_new_tokens)
         return _lm(self.model, self.max_new_tokens, self.answer_prefix)
+
+    def answerer_names(self) -> list[str]:
+        names = [a.strip() for a in self.answerers.split(",") if a.strip()]
+        unknown = [a for a in names if a not in ANSWERERS]
+        if unknown or not names:
+            raise ValueError(
+                f"answerers must be a comma-separated list of {', '.join(ANSWERERS)}, got {self.answerers!r}"
+            )
+        return list(dict.fromkeys(names))
 
     def eval_sample(self) -> Sample:
         return Sample(self.eval_answerable, self.eval_unanswerable, self.eval_out_of_domain, self.eval_seed)
+
+
+@lru_cache(maxsize=1)
+def _endpoint(url: str, model: str, max_new_tokens: int) -> EndpointLM:
+    lm = EndpointLM(url, model, max_new_tokens)
+    lm.check()
+    return lm
 
 
 @lru_cache(maxsize=1)

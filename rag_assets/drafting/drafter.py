@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import pandas as pd
-import pyarrow as pa
 
-from rag_assets import storage
+from rag_assets.answering.output_cache import OutputCache
 from rag_assets.drafting import filters
 from rag_assets.ingest.language import name_of
 
@@ -92,31 +90,6 @@ def decoys(needles: pd.DataFrame) -> dict[str, str]:
         for k, n in enumerate(pool):
             decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
     return decoy_of
-
-
-class OutputCache:
-    """A model's replies by key (sha256 of model identity and prompt), as Parquet shards in one
-    folder per model; each shard is written whole, so a killed run loses at most one batch."""
-
-    def __init__(self, root: storage.AnyPath, model_identity: str):
-        self.folder = root / hashlib.sha256(model_identity.encode()).hexdigest()[:16]
-        self.model_identity = model_identity
-        self.values: dict[str, str] = {}
-        for shard in storage.listing(self.folder, "shard-*.parquet"):
-            table = storage.read_parquet(shard).to_pydict()
-            self.values.update(zip(table["key"], table["value"]))
-
-    def key(self, prompt: str) -> str:
-        return hashlib.sha256(f"{self.model_identity}\0{prompt}".encode()).hexdigest()
-
-    def put(self, values: dict[str, str]) -> None:
-        if not values:
-            return
-        storage.write_text(self.folder / "model.txt", self.model_identity + "\n")
-        keys = sorted(values)
-        table = pa.table({"key": keys, "value": [values[k] for k in keys]})
-        storage.write_parquet(self.folder / f"shard-{time.time_ns()}-{os.getpid()}.parquet", table)
-        self.values.update(values)
 
 
 @dataclass

@@ -1,30 +1,50 @@
 """Answers on a fixed sample through the path `rag-assets ask` takes (gate, context budget,
-generator, citation check), scored: what `generation_eval` materialises. The Dagster asset
-only hands in its inputs and records the result's metadata."""
+answerer, citation and support checks), scored, once per answerer and compared paired by
+question: what `generation_eval` materialises. The Dagster asset only hands in its inputs and
+records the result's metadata."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import build_answerer, with_titles
+from rag_assets.answering.output_cache import AnswerCache
+from rag_assets.evaluation import significance
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.retrieval.search import ChunkIndex
 
+# (metric, the questions it is paired over, what a question scores): higher is better, except LOWER_IS_BETTER
+PAIRED_METRICS = [
+    ("correct and supported", "answerable (scored)", "correct_supported"),
+    ("contains the answer", "answerable (scored)", "contains"),
+    ("exact match", "answerable (scored)", "em"),
+    ("token F1", "answerable (scored)", "f1"),
+    ("every sentence supported", "answered by both", "supported"),
+    ("abstained", "answerable (scored)", "abstained"),
+    ("bluffed", "unanswerable and out-of-domain", "bluffed"),
+]
+LOWER_IS_BETTER = {"abstained", "bluffed"}
+
 
 @dataclass
 class AnswerEvaluation:
-    table: pd.DataFrame  # one row per sampled question: the answer, its sources and citations, its scores
+    table: pd.DataFrame  # one row per (answerer, sampled question): the answer, its sources and citations, its scores
     scored: pd.DataFrame
-    summary: pd.DataFrame
-    latency: dict
+    summary: pd.DataFrame  # per answerer
+    latency: dict  # per answerer
     retriever: str
+    comparison: pd.DataFrame  # answerers paired by question
+    cache: dict = field(default_factory=dict)  # answers reused from the cache and decoded, per answerer
+    failures: dict = field(default_factory=dict)  # an endpoint's failures by kind, retries included
 
 
 def evaluate_answers(
@@ -40,40 +60,150 @@ def evaluate_answers(
     threshold: float,
     budget: int,
     batch: int,
+    answerers: list[str] = ("generate",),
     log: Callable[[str], None] = print,
 ) -> AnswerEvaluation:
-    """`sample` (one phrasing per question) answered from `strategy`'s index for all tenants,
-    decoded `batch` answers at a time, each scored (SQuAD EM and F1, abstention, citation
-    validity, the failure decomposition) and stamped with the models and inputs it came from."""
+    """`sample` (one phrasing per question) answered from `strategy`'s index for all tenants by
+    each of `answerers` (`generate` decodes `batch` answers at a time, through the answer cache),
+    each answer scored (SQuAD EM and F1, abstention, bluffs, citation validity, support, the
+    failure decomposition) and stamped with the models and inputs it came from."""
     index = ChunkIndex.open(layout, strategy, chunks, embeddings, model.identity, snapshot)
-    answerer = build_answerer(
-        index, with_titles(chunks, snapshot), model, lm, threshold=threshold, budget=budget, tenant=ALL_TENANTS
-    )
-    answers = answerer.ask_many(
-        sample["query"].tolist(), batch, lambda done, total: log(f"decoded {done}/{total} answers past the gate")
-    )
-    rows = []
-    for i, (q, answer) in enumerate(zip(sample.itertuples(), answers), start=1):
-        a = answer.as_dict()
-        rows.append(
-            {
-                "query_id": q.query_id,
-                "kind": q.kind,
-                "needle": q.needle,
-                "answers": [] if q.answers is None else list(q.answers),
-                **a,
-            }
+    cache = AnswerCache(layout.answer_cache)
+    frames, summaries, latency, identities = [], [], {}, {}
+    for name in answerers:
+        answerer = build_answerer(
+            index,
+            with_titles(chunks, snapshot),
+            model,
+            lm,
+            answerer=name,
+            threshold=threshold,
+            budget=budget,
+            tenant=ALL_TENANTS,
+            cache=cache,
         )
-        log(f"[{i}/{len(sample)}] {q.kind}: " + ("refused by the gate" if a["refused"] else f"{a['answer'][:80]!r}"))
-    scored = scoring.score_answers(pd.DataFrame(rows))
+        identities[name] = answerer.writer.identity
+        answers = answerer.ask_many(
+            sample["query"].tolist(), batch, lambda done, total: log(f"{name}: {done}/{total} answers past the gate")
+        )
+        rows = []
+        for i, (q, answer) in enumerate(zip(sample.itertuples(), answers), start=1):
+            a = answer.as_dict()
+            rows.append(
+                {
+                    "query_id": q.query_id,
+                    "kind": q.kind,
+                    "needle": q.needle,
+                    "answers": [] if q.answers is None else list(q.answers),
+                    **a,
+                }
+            )
+            shown = "refused by the gate" if a["refused"] else a["failure"] or f"{(a['answer'] or '')[:80]!r}"
+            log(f"{name} [{i}/{len(sample)}] {q.kind}: {shown}")
+        scored = scoring.score_answers(pd.DataFrame(rows))
+        frames.append(scored)
+        summaries.append(scoring.summary(scored).assign(answerer=name))
+        latency[name] = scoring.latency(scored)
+    scored = pd.concat(frames, ignore_index=True)
     table = scored.assign(
         citations=[json.dumps(c) for c in scored["citations"]],
         sources=[json.dumps(s) for s in scored["sources"]],
         dangling=[json.dumps(d) for d in scored["dangling"]],
         omitted=[json.dumps(o) for o in scored["omitted"]],
-        generator=lm.identity,
+        support=[json.dumps(s, ensure_ascii=False) for s in scored["support"]],
+        generator=scored["answerer"].map(identities),
         embedding_model=model.identity,
         corpus_hash=provenance_of_table(chunks, ["corpus_hash"])["corpus_hash"],
         ground_truth_hash=gt.ground_truth_hash(truth),
     )
-    return AnswerEvaluation(table, scored, scoring.summary(scored), scoring.latency(scored), answerer.retriever)
+    return AnswerEvaluation(
+        table,
+        scored,
+        pd.concat(summaries, ignore_index=True),
+        latency,
+        answerer.retriever,
+        compare_answerers(scored),
+        {"reused": cache.reused, "decoded": cache.decoded},
+        dict(getattr(lm, "failures", {})),
+    )
+
+
+def _per_question(scored: pd.DataFrame, questions: str, column: str) -> pd.DataFrame:
+    """question x answerer values of `column` over the questions the metric is paired on."""
+    ok = scored[scored["failure"].map(lambda f: not isinstance(f, str))]
+    if questions == "answerable (scored)":
+        ok = ok[ok["outcome"].notna()]
+    elif questions == "unanswerable and out-of-domain":
+        ok = ok[ok["kind"] != "answerable"]
+    else:  # answered by both
+        ok = ok[~ok["refused"] & ~ok["declined"]]
+    values = ok.assign(abstained=ok["refused"] | ok["declined"])
+    values = values.assign(**{column: values[column].astype(float)})
+    return values.pivot(index="query_id", columns="answerer", values=column).dropna()
+
+
+def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of answerers on every metric of PAIRED_METRICS, paired by question: wins and
+    losses of the first (questions where it does better: scores higher, or for abstentions on
+    answerable questions and bluffs, lower), the exact sign
+    test and Holm's adjustment over the whole table."""
+    names = list(dict.fromkeys(scored["answerer"]))
+    rows = []
+    for a, b in itertools.combinations(names, 2):
+        for metric, questions, column in PAIRED_METRICS:
+            table = _per_question(scored, questions, column)
+            if a not in table or b not in table:
+                continue
+            diff = table[a] - table[b]
+            if column in LOWER_IS_BETTER:
+                diff = -diff
+            wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+            rows.append(
+                {
+                    "answerer_a": a,
+                    "answerer_b": b,
+                    "metric": metric,
+                    "questions": questions,
+                    "n": len(table),
+                    "value_a": float(table[a].mean()) if len(table) else np.nan,
+                    "value_b": float(table[b].mean()) if len(table) else np.nan,
+                    "wins": wins,
+                    "losses": losses,
+                    "p_value": significance.sign_test(wins, losses),
+                }
+            )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "answerer_a",
+            "answerer_b",
+            "metric",
+            "questions",
+            "n",
+            "value_a",
+            "value_b",
+            "wins",
+            "losses",
+            "p_value",
+        ],
+    )
+    return out.assign(p_holm=significance.holm(out["p_value"].tolist()) if len(out) else [])
+
+
+def comparison_markdown(comparison: pd.DataFrame, latency: dict) -> str:
+    """The answerers' paired comparison, and each one's answer latency."""
+    lines = [
+        "| A | B | metric | over | n | A | B | A wins/losses | p (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in comparison.itertuples():
+        p = f"{r.p_holm:.3g}"
+        lines.append(
+            f"| {r.answerer_a} | {r.answerer_b} | {r.metric} | {r.questions} | {r.n} | {r.value_a:.3f} | "
+            f"{r.value_b:.3f} | {r.wins}/{r.losses} | {f'**{p}**' if r.p_holm < 0.05 else p} |"
+        )
+    lines += ["", "| answerer | answer ms p50 | p95 | n |", "|---|---|---|---|"]
+    for name, stages in latency.items():
+        g = stages.get("generation_ms") or {}
+        lines.append(f"| {name} | {g.get('p50', '')} | {g.get('p95', '')} | {g.get('n', 0)} |")
+    return "\n".join(lines)

@@ -1,0 +1,168 @@
+"""A generator behind an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp's server, hosted APIs).
+
+It speaks `/v1/chat/completions` through the `openai` client, the one users point at those
+servers: the prompt is one user message, decoding is greedy (`temperature` 0) and at most
+`max_new_tokens` long. No answer prefix can be given through this protocol, so the model starts
+its answer itself. The key, if the server wants one, comes from $RAG_ASSETS_GENERATOR_KEY and
+is never written to disk, logs or results.
+
+The project has no tokenizer for a model it reaches over HTTP, so the input budget counts one
+token per BYTES_PER_TOKEN bytes of UTF-8, plus MESSAGE_OVERHEAD for the chat template: an
+overestimate for the tokenizers measured (docs/answering.md), so a prompt that fits the budget
+fits the model. The server's own count comes back with each reply and is recorded as the
+answer's `prompt_tokens`.
+
+What goes wrong is counted, never scored as an answer (`failures`): a server that cannot be
+reached (refused before any question, by `check`), timeouts, retries, error statuses, an empty
+reply, a reply the server cut at its context window, a reply that is not text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from threading import Lock
+
+from rag_assets.answering.generation import MAX_NEW_TOKENS, Generation
+
+KEY_VARIABLE = "RAG_ASSETS_GENERATOR_KEY"
+BYTES_PER_TOKEN = 2
+MESSAGE_OVERHEAD = 16
+TIMEOUT_S = 120.0
+RETRIES = 2  # after a timeout, a dropped connection, a 429 or a 5xx; with a back-off of 1 s, 2 s
+
+
+class EndpointUnavailable(RuntimeError):
+    """The endpoint cannot be used: unreachable, refusing the key, or without the model."""
+
+
+class EndpointLM:
+    """`url`: the API base (`http://host:port/v1`); `model`: the name the server knows it by."""
+
+    answer_prefix = ""
+    stop_strings: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        max_new_tokens: int = MAX_NEW_TOKENS,
+        timeout_s: float = TIMEOUT_S,
+        retries: int = RETRIES,
+    ):
+        from openai import OpenAI
+
+        self.url, self.model, self.max_new_tokens, self.retries = url.rstrip("/"), model, max_new_tokens, retries
+        self.client = OpenAI(
+            base_url=self.url, api_key=os.environ.get(KEY_VARIABLE) or "none", timeout=timeout_s, max_retries=0
+        )
+        self.failures: Counter = Counter()
+        self._lock = Lock()
+
+    @property
+    def identity(self) -> str:
+        """Names the server and the model, and says that no weights were seen."""
+        return f"{self.model} via {self.url} (OpenAI-compatible endpoint; weights not verified)"
+
+    def check(self) -> None:
+        """EndpointUnavailable, in one line, unless the server answers and lists the model."""
+        import openai
+
+        try:
+            names = [m.id for m in self.client.models.list()]
+        except openai.AuthenticationError:
+            raise EndpointUnavailable(
+                f"{self.url} refused the key (set ${KEY_VARIABLE} to the key this server expects)"
+            ) from None
+        except openai.APIError as exc:
+            raise EndpointUnavailable(f"cannot reach the generator endpoint {self.url}: {type(exc).__name__}") from None
+        if self.model not in names:
+            raise EndpointUnavailable(f"{self.url} serves no model {self.model!r}; it serves: {', '.join(names)}")
+
+    def load_weights(self) -> None:
+        """Nothing to load: the server holds the model."""
+
+    def count_tokens(self, prompt: str) -> int:
+        return math.ceil(len(prompt.encode("utf-8")) / BYTES_PER_TOKEN) + MESSAGE_OVERHEAD
+
+    def rendered(self, prompt: str) -> str:
+        """What was sent: the messages, as JSON (the server applies its own chat template)."""
+        return json.dumps([{"role": "user", "content": prompt}], ensure_ascii=False)
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.failures[what] += 1
+
+    def _once(self, prompt: str) -> Generation:
+        import openai
+
+        t0 = time.perf_counter()
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self._count("retries")
+                time.sleep(attempt)
+            try:
+                reply = self.client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    max_tokens=self.max_new_tokens,
+                    temperature=0,
+                )
+                break
+            except openai.APITimeoutError:
+                failure = "timeout"
+            except openai.APIConnectionError:
+                failure = "connection failed"
+            except openai.APIResponseValidationError:
+                return self._failed("reply not text", t0)
+            except openai.APIStatusError as exc:
+                failure = f"HTTP {exc.status_code}"
+                if exc.status_code == 400 and "context" in str(exc).lower():
+                    return self._failed("prompt over the server's context window", t0)
+                if exc.status_code != 429 and exc.status_code < 500:
+                    return self._failed(failure, t0)
+            except ValueError:  # a body that is not JSON
+                return self._failed("reply not text", t0)
+        else:
+            return self._failed(failure, t0)
+        return self._read(reply, prompt, t0)
+
+    def _failed(self, failure: str, t0: float) -> Generation:
+        self._count(failure)
+        return Generation("", 0, 0, (time.perf_counter() - t0) * 1000, failure=failure)
+
+    def _read(self, reply, prompt: str, t0: float) -> Generation:
+        choices = getattr(reply, "choices", None)
+        if not choices:
+            return self._failed("reply not text", t0)
+        content, finish = choices[0].message.content, choices[0].finish_reason
+        usage = getattr(reply, "usage", None)
+        new_tokens = getattr(usage, "completion_tokens", None) or 0
+        if content is not None and not isinstance(content, str):
+            return self._failed("reply not text", t0)
+        if not (content or "").strip():
+            return self._failed("empty reply", t0)
+        if finish == "length" and new_tokens < self.max_new_tokens:
+            return self._failed("reply cut at the server's context window", t0)
+        prompt_tokens = getattr(usage, "prompt_tokens", None) or self.count_tokens(prompt)
+        return Generation(content.strip(), prompt_tokens, new_tokens, (time.perf_counter() - t0) * 1000)
+
+    def generate(self, prompt: str) -> Generation:
+        return self.generate_many([prompt])[0]
+
+    def generate_many(self, prompts: list[str], batch_size: int = 1, progress=None) -> list[Generation]:
+        """Replies in `prompts` order, `batch_size` requests in flight at once; `ms` is each
+        request's own latency."""
+        out: list[Generation | None] = [None] * len(prompts)
+        done = 0
+        with ThreadPoolExecutor(max_workers=max(1, batch_size)) as pool:
+            for i, generation in zip(range(len(prompts)), pool.map(self._once, prompts)):
+                out[i] = generation
+                done += 1
+                if progress:
+                    progress(done, len(prompts))
+        return out

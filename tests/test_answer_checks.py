@@ -1,0 +1,163 @@
+"""Answers a user can check: the support check, the extractive answerer, bluffs and failures in
+the scores, the answerers' paired comparison and the answer cache."""
+
+import pandas as pd
+import pytest
+from conftest import ScriptedLM
+
+from rag_assets.answering import scoring
+from rag_assets.answering.answerer import Answerer, Generative
+from rag_assets.answering.citations import fragment_range
+from rag_assets.answering.extractive import Extractive
+from rag_assets.answering.generation import Generation
+from rag_assets.answering.output_cache import AnswerCache
+from rag_assets.answering.support import check_support
+from rag_assets.evaluation.answer_eval import compare_answerers
+
+PARLIAMENT = "The European Parliament has 705 members, elected every five years across the member states."
+
+
+def test_invented_numbers_names_and_rare_words_are_flagged_with_what_was_not_found():
+    quotes = {1: PARLIAMENT, 2: "Oxygen was named by Antoine Lavoisier in 1777."}
+    checked = check_support(
+        "According to source [1], the Parliament has 720 members. It meets in Strasbourg [1]. "
+        "Lavoisier named oxygen in 1,777 [2].",
+        ["How large is the Parliament?", "According to source ["],
+        quotes,
+    )
+    assert [s.missing for s in checked] == [["720"], ["Strasbourg"], []]
+    assert [s.cites for s in checked] == [[1], [1], [2]]
+    # a claim is looked for only in what its sentence cites: 1777 is in [2], not in [1]
+    miscited = check_support("It was 1777 [1].", [], quotes)[0]
+    assert miscited.missing == ["1777"] and miscited.elsewhere == ["1777"] and checked[0].elsewhere == []
+    # no citation: every shown source counts; the question's own words are not claims
+    assert check_support("Lavoisier, in 1777.", ["Who was Lavoisier?"], quotes)[0].supported
+    assert check_support("Priestley did it.", ["Who named oxygen?"], quotes)[0].missing == ["Priestley"]
+
+
+def test_inflection_number_formats_and_scripts_other_than_latin():
+    assert check_support("Parliament's membership: 705 electeds.", [], {1: PARLIAMENT})[
+        0
+    ].supported  # membership ~ members
+    assert check_support("The value is 3,5 or 12 000.", [], {1: "Values: 3.5 and 12000."})[0].supported
+    bulgarian = {1: "Парламентът на България има 240 народни представители."}
+    assert check_support("Парламента има 240 представители [1].", [], bulgarian)[0].supported
+    assert check_support("Парламента има 250 представители [1].", [], bulgarian)[0].missing == ["250"]
+    greek = {1: "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας από το 1834."}
+    assert check_support("Η πρωτεύουσα είναι η Αθήνα από το 1834 [1].", [], greek)[0].supported
+    assert check_support("Η πρωτεύουσα είναι η Θεσσαλονίκη [1].", [], greek)[0].missing == ["Θεσσαλονίκη"]
+
+
+@pytest.mark.parametrize("scoring_rule", ["lexical", "dense", "hybrid"])
+def test_the_extractive_answer_is_one_sentence_of_a_source_with_its_exact_fragment(pump, scoring_rule):
+    snap, chunks, index, embedder = pump
+    answerer = Answerer(index, chunks, embedder, Extractive(embedder, scoring_rule), threshold=2.0)
+    texts = dict(zip(snap["document_id"], snap["text"]))
+    for question, sentence in [
+        ("Which way should the inlet valve face?", "The inlet valve must face north."),
+        ("How often should the filter be replaced?", "Replace the filter every 300 hours of operation."),
+        ("What does error code E42 mean?", "Error code E42 means the filter is clogged."),
+    ]:
+        answer = answerer.ask(question)
+        (cited,) = answer.citations
+        start, end = fragment_range(cited.fragment)
+        assert answer.answer == f"{sentence} [1]" and cited.quote == sentence == texts[cited.document_id][start:end]
+        assert answer.supported and answer.answerer == "extractive" and answer.dangling == []
+        assert cited.chunk_id in {s.chunk_id for s in answer.sources}  # one of the sources the gate kept
+
+
+def test_an_invented_number_in_a_generated_answer_is_flagged_on_the_answer(pump):
+    _, chunks, index, embedder = pump
+    lm = ScriptedLM("According to source [1], replace the filter every 250 hours.")
+    lm.answer_prefix = "According to source ["  # the packaged generator's: the project wrote those words
+    answer = Answerer(index, chunks, embedder, Generative(lm), threshold=2.0).ask("How often is the filter replaced?")
+    assert answer.supported is False
+    assert [(s["supported"], s["missing"]) for s in answer.support] == [(False, ["250"])]
+    honest = Answerer(index, chunks, embedder, Generative(ScriptedLM("According to source [1], every 300 hours.")))
+    assert honest.ask("How often is the filter replaced?").supported is not False  # refused, or supported
+
+
+def _row(kind, answer, refused=False, failure=None, supported=None, answers=("north",), answerer="generate", qid="q"):
+    needle = "The inlet valve must face north." if kind == "answerable" else None
+    source = {"quote": needle or "Tighten the bolts."}
+    return {
+        "query_id": qid,
+        "answerer": answerer,
+        "kind": kind,
+        "answers": list(answers) if kind == "answerable" else [],
+        "needle": needle,
+        "refused": refused,
+        "declined": answer == "NO ANSWER",
+        "failure": failure,
+        "supported": supported,
+        "answer": answer,
+        "sources": [] if refused or failure else [source],
+        "citations": [] if refused or failure or answer == "NO ANSWER" else [source],
+        "dangling": [],
+    }
+
+
+def test_bluffs_failures_and_correct_supported_answers_are_counted_apart():
+    scored = scoring.score_answers(
+        pd.DataFrame(
+            [
+                _row("answerable", "North [1].", supported=True),
+                _row("answerable", "North, in 1999 [1].", supported=False),
+                _row("answerable", None, failure="timeout"),
+                _row("unanswerable", "It is red [1].", supported=False),
+                _row("out_of_domain", "NO ANSWER"),
+                _row("out_of_domain", None, refused=True),
+            ]
+        )
+    )
+    assert scored["correct_supported"].tolist()[:2] == [1.0, 0.0] and scored["contains"].tolist()[:2] == [1.0, 1.0]
+    assert pd.isna(scored["outcome"].iloc[2]) and pd.isna(scored["em"].iloc[2])  # a failure is never scored
+    assert scored["bluffed"].tolist()[3:] == [True, False, False]
+    summary = scoring.summary(scored).set_index(["metric", "group"])
+    assert summary.loc[("no answer came back (failure)", "all"), ["count", "n"]].tolist() == [1, 6]
+    assert summary.loc[("bluffed (answered)", "unanswerable"), ["count", "n"]].tolist() == [1, 1]
+    assert summary.loc[("every sentence supported", "answered"), ["count", "n"]].tolist() == [1, 3]
+    assert summary.loc[("em", "answerable (scored)"), "n"] == 2  # the failed one is out
+
+
+def test_answerers_are_compared_paired_by_question_with_holm():
+    rows = []
+    for i in range(8):  # extractive right on all 8, generate on the first 2; generate bluffs twice of 4
+        rows.append(_row("answerable", "north [1]", supported=True, answerer="extractive", qid=f"a{i}"))
+        rows.append(_row("answerable", "north" if i < 2 else "south", supported=i < 2, qid=f"a{i}"))
+    for i in range(4):
+        rows.append(_row("unanswerable", None, refused=True, answerer="extractive", qid=f"u{i}"))
+        rows.append(_row("unanswerable", "red" if i < 2 else None, refused=i >= 2, qid=f"u{i}"))
+    comparison = compare_answerers(scoring.score_answers(pd.DataFrame(rows))).set_index("metric")
+    contains = comparison.loc["contains the answer"]
+    assert (contains["answerer_a"], contains["answerer_b"]) == ("extractive", "generate")
+    assert (contains["n"], contains["wins"], contains["losses"]) == (8, 6, 0)
+    assert contains["p_value"] == pytest.approx(2 / 2**6)
+    bluffs = comparison.loc["bluffed"]
+    assert (bluffs["wins"], bluffs["losses"], bluffs["value_a"], bluffs["value_b"]) == (2, 0, 0.0, 0.5)
+    assert (comparison["p_holm"] >= comparison["p_value"]).all() and comparison["p_holm"].max() <= 1
+
+
+class CountingLM(ScriptedLM):
+    max_new_tokens, answer_prefix = 48, "According to source ["
+
+    def generate_many(self, prompts, batch_size=1, progress=None):
+        self.prompts.extend(prompts)
+        return [
+            Generation("", 0, 0, 1.0, failure="timeout") if "fail" in p else Generation(f"re: {p}", 3, 2, 5.0)
+            for p in prompts
+        ]
+
+
+def test_the_answer_cache_decodes_only_new_prompts_and_never_keeps_a_failure(tmp_path):
+    lm = CountingLM()
+    first = AnswerCache(tmp_path).generate_many(lm, ["a", "b", "fail"])
+    assert [g.text for g in first] == ["re: a", "re: b", ""] and lm.prompts == ["a", "b", "fail"]
+    again = AnswerCache(tmp_path)  # a later run: read back from the shards on disk
+    second = again.generate_many(lm, ["a", "c", "b", "fail"])
+    assert lm.prompts[3:] == ["c", "fail"]  # only the new prompt, and the failure, are asked again
+    assert [(g.text, g.cached) for g in second] == [("re: a", True), ("re: c", False), ("re: b", True), ("", False)]
+    assert (again.reused, again.decoded) == (2, 2) and second[0].ms == 5.0  # the first decode's time
+    lm.max_new_tokens = 64  # another decoding setting is another answer
+    AnswerCache(tmp_path).generate_many(lm, ["a"])
+    assert lm.prompts[-1] == "a"
