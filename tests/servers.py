@@ -248,7 +248,7 @@ def _wait_http(url: str, process: subprocess.Popen, seconds: float, what: str) -
 
 
 @contextmanager
-def _process(command: list[str], ready_url: str, what: str, seconds: float = 180):
+def running_process(command: list[str], ready_url: str, what: str, seconds: float = 180):
     """`command` in its own process group, yielded once `ready_url` answers 200; the group stopped after."""
     process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
@@ -270,7 +270,7 @@ def model_server(name: str = "smollm2-135m-instruct"):
     free loopback port; yields its API base (`http://127.0.0.1:PORT/v1`)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
-    with _process([*CLI, "serve-model", "--port", str(port), "--name", name], base + "/models", "serve-model"):
+    with running_process([*CLI, "serve-model", "--port", str(port), "--name", name], base + "/models", "serve-model"):
         yield base
 
 
@@ -281,5 +281,5 @@ def misbehaving_endpoint():
     port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
     script = str(Path(__file__).parent / "bad_endpoint.py")
-    with _process([sys.executable, script, str(port)], base + "/models", "bad_endpoint.py", 30):
+    with running_process([sys.executable, script, str(port)], base + "/models", "bad_endpoint.py", 30):
         yield base

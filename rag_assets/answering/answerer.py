@@ -10,6 +10,7 @@ of the answer against what it cites (rag_assets.answering.support).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -178,6 +179,12 @@ class Answerer:
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
         self.rows = chunks.set_index("chunk_id")[HIT_FIELDS[1:]]
         embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
+
+    def for_viewer(self, tenant) -> Answerer:
+        """The same answerer (index, models, settings) for another viewer: what a service does per caller."""
+        other = copy.copy(self)
+        other.tenant = tenant
+        return other
 
     def retrieve(self, question: str) -> tuple[list[str], list[float], float]:
         """(ranked chunk ids, their cosine distances, milliseconds) from the chosen retriever."""

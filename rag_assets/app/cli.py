@@ -474,17 +474,12 @@ def _print_answer(a) -> None:
     )
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer from the materialised index; refuse a missing, stale or unreadable one instead of
-    rebuilding it. Nothing is written: the data dir may be read-only."""
-    import json
+@contextlib.contextmanager
+def _served_instance(args: argparse.Namespace):
+    """(definitions, the Dagster instance, the data dir) that `ask` and `serve` answer from, read
+    only; refused in one line when nothing was materialised or the history cannot be read."""
     import logging
 
-    _generator_arguments(args)
-    # a generator named on the command line is there to answer, unless another answerer is asked for
-    from rag_assets.answering.answerer import DEFAULT_ANSWERER
-
-    answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
     dataset = _dataset(args)
     layout, postgres = DataDir(args.data_dir), _postgres(args)
     data_dir, home = layout.root, layout.dagster_home
@@ -503,24 +498,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", module="dagster")
     from dagster import DagsterInstance
 
-    logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
-    from rag_assets.answering.answerer import build_answerer
-    from rag_assets.answering.generation import LocalLM
-    from rag_assets.app.serving import IndexNotReady, load_index, serving_strategy_of
     from rag_assets.defs import build_definitions
-    from rag_assets.ingest.access import ALL_TENANTS
 
-    embedder_resource = _embedder(args)
+    logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
     try:
         with readable_home(home) as readable, DagsterInstance.from_config(str(readable)) as instance:
             # definitions only once the instance is entered (see _run)
-            defs = build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=embedder_resource)
-            settings, generator = defs.resources["retrieval"], defs.resources["generator"]
-            embedder = defs.resources["embedder"].get()
-            strategy = args.strategy or serving_strategy_of(defs, instance)
-            index, chunks = load_index(defs, instance, strategy, embedder.identity)
-    except IndexNotReady as exc:
-        raise CommandError(str(exc)) from None
+            yield (
+                build_definitions(data_dir=data_dir, dataset_dir=dataset.root, embedder=_embedder(args)),
+                instance,
+                data_dir,
+            )
+    except CommandError:
+        raise
     except Exception as exc:  # a full disk under the instance (or under the private copy of it)
         cause = _storage_failure(exc)
         if cause is None:
@@ -529,6 +519,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"cannot read the run history of {data_dir}: {type(cause).__name__}: {cause} (is the disk, or the "
             "temporary folder, full?)"
         ) from None
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer from the materialised index; refuse a missing, stale or unreadable one instead of
+    rebuilding it. Nothing is written: the data dir may be read-only."""
+    import json
+
+    _generator_arguments(args)
+    # a generator named on the command line is there to answer, unless another answerer is asked for
+    from rag_assets.answering.answerer import DEFAULT_ANSWERER
+
+    answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
+    from rag_assets.answering.answerer import build_answerer
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.app.serving import IndexNotReady, load_index, serving_strategy_of
+    from rag_assets.ingest.access import ALL_TENANTS
+
+    try:
+        with _served_instance(args) as (defs, instance, data_dir):
+            settings, generator = defs.resources["retrieval"], defs.resources["generator"]
+            embedder = defs.resources["embedder"].get()
+            strategy = args.strategy or serving_strategy_of(defs, instance)
+            index, chunks = load_index(defs, instance, strategy, embedder.identity)
+    except IndexNotReady as exc:
+        raise CommandError(str(exc)) from None
     if args.generator_url and args.retriever == "rerank-llm":
         raise CommandError(
             "rerank-llm scores passages with a local generator's token probabilities: drop --generator-url"
@@ -558,6 +573,64 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
     else:
         _print_answer(answer)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Answers over HTTP for callers known by their API key, until interrupted."""
+    import logging
+
+    from rag_assets.answering.answerer import ANSWERERS
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.app.keys import KeyRing, KeysFileError
+    from rag_assets.app.service import Service, ServiceSettings, build_app
+    from rag_assets.app.serving import serving_strategy_of
+
+    keys_path = Path(args.keys) if args.keys else DataDir(args.data_dir).root / "keys.json"
+    try:
+        keys = KeyRing.load(keys_path)
+    except KeysFileError as exc:
+        raise CommandError(str(exc)) from None
+    answerers = [a.strip() for a in args.answerers.split(",") if a.strip()]
+    if not answerers or any(a not in ANSWERERS for a in answerers):
+        raise CommandError(f"--answerers: a comma-separated list of {', '.join(ANSWERERS)}, not {args.answerers!r}")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    for name in ("rag_assets.serve", "rag_assets.answering.answerer"):  # JSON lines: ids, ranks, timings
+        logging.getLogger(name).setLevel(logging.INFO)
+    import uvicorn
+
+    with _served_instance(args) as (defs, instance, data_dir):
+        embedder = defs.resources["embedder"].get()
+        embedder.encode(["warm-up"])
+        generator = defs.resources["generator"]
+        lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)
+        if "generate" in answerers:
+            lm.load_weights()
+        settings = ServiceSettings(args.generating, args.queue, args.timeout, args.check_every, log_text=args.log_text)
+        service = Service(defs, instance, embedder, lm, settings, answerers)
+        service.default_strategy = args.strategy or serving_strategy_of(defs, instance)
+        service.refresh(service.default_strategy)
+        for problem in service.problems.get(service.default_strategy, []):
+            print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
+        print(
+            f"rag-assets serve: {data_dir}, strategy {service.default_strategy}, answerers {', '.join(answerers)}, "
+            f"{len(keys.entries)} keys; http://{args.host}:{args.port}/v1/ask (OpenAPI at /docs)",
+            flush=True,
+        )
+        uvicorn.run(build_app(service, keys), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_keys_add(args: argparse.Namespace) -> int:
+    from rag_assets.app.keys import KeysFileError, add_key
+
+    try:
+        key = add_key(Path(args.keys), args.id, args.tenant, args.operator)
+    except (KeysFileError, ValueError, OSError) as exc:
+        raise CommandError(str(exc)) from None
+    whom = "the operator (every document)" if args.operator else f"tenant {args.tenant}"
+    print(key)
+    print(f"key {args.id!r} for {whom} added to {args.keys}; it is shown only this once", file=sys.stderr)
     return 0
 
 
@@ -835,6 +908,38 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("--embedder", **embedder_option)
     ask.add_argument("--instance-postgres", **instance_option)
     ask.set_defaults(func=cmd_ask)
+
+    serve = sub.add_parser("serve", help="answer over HTTP (POST /v1/ask) for callers known by their API key")
+    serve.add_argument("--dataset", **dataset_option)
+    serve.add_argument("--data-dir", default=str(data_dir))
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)"
+    )
+    serve.add_argument("--port", type=_port, default=8080)
+    serve.add_argument("--keys", help="the keys file (`rag-assets keys add`; default: keys.json in the data dir)")
+    serve.add_argument("--strategy", choices=list(STRATEGIES), help="the default strategy (default: the serving one)")
+    serve.add_argument("--answerers", default="extractive,generate", help="answerers offered (default: both)")
+    serve.add_argument("--generating", type=_count, default=1, help="answers decoding at once (default: 1)")
+    serve.add_argument("--queue", type=int, default=8, help="answers waiting to decode; beyond: 429 (default: 8)")
+    serve.add_argument("--timeout", type=float, default=120.0, help="seconds a request may take (default: 120)")
+    serve.add_argument("--check-every", type=float, default=5.0, help="seconds between freshness checks (default: 5)")
+    serve.add_argument("--log-text", action="store_true", help="also log questions and answers (off: ids only)")
+    serve.add_argument(
+        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
+    )
+    serve.add_argument("--embedder", **embedder_option)
+    serve.add_argument("--instance-postgres", **instance_option)
+    serve.set_defaults(func=cmd_serve)
+
+    keys = sub.add_parser("keys", help="API keys of `rag-assets serve`")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    add = keys_sub.add_parser("add", help="make a key for a tenant (or the operator); it is printed once")
+    add.add_argument("--keys", required=True, help="the keys file (made if missing; holds hashes only)")
+    add.add_argument("--id", required=True, help="a name for the key, for logs")
+    whom = add.add_mutually_exclusive_group(required=True)
+    whom.add_argument("--tenant", type=_tenant, help="the tenant or group whose documents the key sees")
+    whom.add_argument("--operator", action="store_true", help="the operator's view: every document")
+    add.set_defaults(func=cmd_keys_add)
 
     model = sub.add_parser(
         "serve-model", help="serve the generator through the OpenAI-compatible protocol (/v1/chat/completions)"

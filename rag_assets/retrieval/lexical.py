@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -79,23 +80,31 @@ class BM25Settings:
 class Tokenizer:
     def __init__(self, analyzer: str = DEFAULT_ANALYZER):
         self.analyzer = analyzer
-        self.stopwords, algorithm, self.possessives = ANALYZERS[analyzer]
-        self.stemmer = None
-        if algorithm:
-            import Stemmer
-
-            self.stemmer = Stemmer.Stemmer(algorithm)
+        self.stopwords, self.algorithm, self.possessives = ANALYZERS[analyzer]
+        self._local = threading.local()  # a PyStemmer stemmer is not thread-safe: one per thread
 
     def __reduce__(self):  # the stemmer cannot be pickled: an engine's worker builds its own
         return Tokenizer, (self.analyzer,)
+
+    @property
+    def stemmer(self):
+        if self.algorithm is None:
+            return None
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            import Stemmer
+
+            stemmer = self._local.stemmer = Stemmer.Stemmer(self.algorithm)
+        return stemmer
 
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text).lower()
         if self.possessives:
             text = _POSSESSIVE.sub("", text)
         tokens = [t for t in _TOKEN.findall(text) if t not in self.stopwords]
-        if self.stemmer:  # Porter stems a lone "s" to nothing: an empty token matches nothing
-            return [t for t in self.stemmer.stemWords(tokens) if t]
+        stemmer = self.stemmer
+        if stemmer:  # Porter stems a lone "s" to nothing: an empty token matches nothing
+            return [t for t in stemmer.stemWords(tokens) if t]
         return tokens
 
 

@@ -1,0 +1,324 @@
+"""`rag-assets serve`: answers over HTTP, with the guarantees `ask` has, to callers known by their key.
+
+- **Who is asking** comes from the API key (`Authorization: Bearer KEY`, looked up in the keys
+  file: rag_assets.app.keys), never from the request: the body has no tenant field (one sent is
+  ignored) and no header names one.
+- **Loaded once.** The embedding model, the generator and the serving strategy's index are loaded
+  before `/readyz` says ready; another strategy's index is loaded on its first request.
+- **Fresh, or refused.** Every `check_s` seconds a watcher runs `ask`'s checks (Dagster's stale
+  verdict, the source versions, the blocking checks). A problem makes `/readyz` and `/v1/ask`
+  answer 503 with `ask`'s one-line reason (`/healthz` stays 200: the process is alive). A newer
+  materialisation that passes them is loaded beside the old one and swapped in with one
+  assignment: a request holds the index it started with to its end, so none is dropped and none
+  sees half of two.
+- **Bounded generation.** At most `generating` answers decode at once, `queue` more wait; beyond
+  that 429 with Retry-After. A request that waits longer than `timeout_s` gets 504, and one whose
+  client went away leaves the queue. The extractive answerer runs on its own threads, never behind
+  the generator.
+- **Logs** carry request ids, chunk ids, ranks and timings; never document text, questions or keys
+  (`log_text` turns questions and answers on, for an operator).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
+from rag_assets.app.keys import KeyRing
+from rag_assets.ingest.access import describe_viewer
+
+log = logging.getLogger("rag_assets.serve")
+MAX_BODY = 64 * 1024  # bytes of a request body; a question is at most MAX_QUESTION characters
+MAX_QUESTION = 4000
+
+
+class AskRequest(BaseModel):
+    """What a caller may choose. Who they are is their key's business, not the body's."""
+
+    model_config = ConfigDict(extra="ignore")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION)
+    strategy: str | None = None
+    retriever: str = DEFAULT_RETRIEVER
+    answerer: str = DEFAULT_ANSWERER
+
+
+@dataclass
+class ServiceSettings:
+    generating: int = 1  # answers decoding at once
+    queue: int = 8  # answers waiting for a decoding slot; beyond: 429
+    timeout_s: float = 120.0
+    check_s: float = 5.0  # how often the index's freshness is checked
+    extractive_threads: int = 4
+    log_text: bool = False
+
+
+@dataclass
+class Loaded:
+    """One strategy's index as loaded at one moment: what a request answers from, whole."""
+
+    strategy: str
+    version: tuple
+    index: object
+    chunks: object
+    answerers: dict = field(default_factory=dict)  # (answerer, retriever) -> Answerer, made on first use
+
+
+class Busy(Exception):
+    def __init__(self, retry_after: int):
+        self.retry_after = retry_after
+
+
+class Admission:
+    """`slots` answers at once, `queue` waiting; a request beyond that is refused at once."""
+
+    def __init__(self, slots: int, queue: int):
+        self.slots, self.limit = asyncio.Semaphore(slots), slots + queue
+        self.inside, self.n = 0, slots
+        self.mean_s = 2.0  # seconds per answer, updated as answers come: the Retry-After estimate
+
+    async def enter(self, request: Request, timeout_s: float) -> None:
+        if self.inside >= self.limit:
+            raise Busy(max(1, math.ceil(self.mean_s * (self.inside - self.n + 1) / self.n)))
+        self.inside += 1
+        try:
+            acquire = asyncio.ensure_future(self.slots.acquire())
+            deadline = time.monotonic() + timeout_s
+            while not acquire.done():
+                await asyncio.wait({acquire}, timeout=0.25)
+                if not acquire.done() and (await request.is_disconnected() or time.monotonic() > deadline):
+                    acquire.cancel()
+                    gone = await request.is_disconnected()
+                    raise HTTPException(499 if gone else 504, "client went away" if gone else "timed out waiting")
+        except BaseException:
+            self.inside -= 1
+            raise
+
+    def leave(self, seconds: float) -> None:
+        self.mean_s = 0.8 * self.mean_s + 0.2 * seconds
+        self.slots.release()
+        self.inside -= 1
+
+
+class Service:
+    """The loaded state behind the app: definitions, instance, models, the indexes and their freshness."""
+
+    def __init__(self, defs, instance, embedder, lm, settings: ServiceSettings, answerers: list[str]):
+        self.defs, self.instance, self.embedder, self.lm = defs, instance, embedder, lm
+        self.settings, self.answerer_names = settings, answerers
+        self.loaded: dict[str, Loaded] = {}
+        self.problems: dict[str, list[str]] = {}
+        self.lock = threading.Lock()  # one loader at a time
+        self.default_strategy: str | None = None
+
+    def version(self, strategy: str) -> tuple:
+        """The storage ids of the newest materialisations the strategy's index is made of."""
+        from dagster import AssetKey, AssetRecordsFilter
+
+        out = []
+        for name, partition in (("corpus_snapshot", None), ("chunk_sets", strategy), ("embeddings", strategy)) + (
+            ("bm25_index", strategy),
+        ):
+            records = self.instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=AssetKey(name), asset_partitions=[partition] if partition else None),
+                limit=1,
+            ).records
+            out.append(records[0].storage_id if records else None)
+        return tuple(out)
+
+    def unreadable(self, strategy: str) -> list[str]:
+        """The served files of the strategy this process cannot open now (a byte of each is read)."""
+        layout = self.defs.resources["data_dir"].layout
+        paths = [layout.table("corpus_snapshot"), layout.table("chunk_sets", strategy)]
+        paths += [layout.table("embeddings", strategy), layout.bm25(strategy) / "params.index.json"]
+        out = []
+        for path in paths:
+            try:
+                with path.open("rb") as f:
+                    f.read(1)
+            except OSError as exc:
+                out.append(f"{layout.relative(path)} cannot be read ({type(exc).__name__})")
+        return out
+
+    def refresh(self, strategy: str) -> None:
+        """Check the strategy's index as `ask` does; load a newer fresh one and swap it in."""
+        from rag_assets.app.serving import IndexNotReady, load_index
+
+        with self.lock:
+            try:
+                version = self.version(strategy)
+                current = self.loaded.get(strategy)
+                if current is not None and current.version == version:
+                    from rag_assets.app.serving import failed_checks, freshness_problems
+
+                    problems = self.unreadable(strategy) + freshness_problems(self.defs, self.instance, strategy)
+                    problems += failed_checks(self.defs, self.instance, strategy)
+                    if problems:
+                        raise IndexNotReady(
+                            f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
+                            "materialise it again (`rag-assets run`, or from the UI)"
+                        )
+                    self.problems.pop(strategy, None)
+                    return
+                index, chunks = load_index(self.defs, self.instance, strategy, self.embedder.identity)
+                self.loaded[strategy] = Loaded(strategy, version, index, chunks)  # one assignment: the swap
+                self.problems.pop(strategy, None)
+                log.info(json.dumps({"event": "loaded", "strategy": strategy, "version": list(version)}))
+            except IndexNotReady as exc:
+                self.problems[strategy] = [str(exc)]
+            except Exception as exc:  # the data dir unreadable, the database gone: not ready, say why
+                self.problems[strategy] = [
+                    f"cannot check the index of strategy {strategy}: {type(exc).__name__}: {exc}"
+                ]
+
+    def answerer(self, loaded: Loaded, name: str, retriever: str):
+        key = (name, retriever)
+        if key not in loaded.answerers:
+            loaded.answerers[key] = build_answerer(
+                loaded.index,
+                loaded.chunks,
+                self.embedder,
+                self.lm,
+                answerer=name,
+                retriever=retriever,
+                threshold=self.defs.resources["retrieval"].refusal_threshold,
+                budget=self.defs.resources["generator"].input_budget,
+                cross_encoder=self.defs.resources["retrieval"].cross_encoder,
+            )
+        return loaded.answerers[key]
+
+
+def build_app(service: Service, keys: KeyRing) -> FastAPI:
+    settings = service.settings
+    admission: dict[str, Admission] = {}
+    extractive_pool = ThreadPoolExecutor(settings.extractive_threads, thread_name_prefix="extractive")
+    generate_pool = ThreadPoolExecutor(settings.generating, thread_name_prefix="generate")
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(settings.check_s)
+            for strategy in list(service.loaded) or [service.default_strategy]:
+                await asyncio.get_running_loop().run_in_executor(None, service.refresh, strategy)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        admission["generate"] = Admission(settings.generating, settings.queue)  # on the server's event loop
+        watcher = asyncio.create_task(watch())
+        yield
+        watcher.cancel()
+        extractive_pool.shutdown(wait=False, cancel_futures=True)
+        generate_pool.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(
+        title="rag-assets",
+        version="1",
+        description="Answers with checked citations from a materialised rag-assets data dir, for the tenant of "
+        "the caller's API key.",
+        lifespan=lifespan,
+    )
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            return JSONResponse({"detail": f"the request body is over {MAX_BODY} bytes"}, status_code=413)
+        if length is None and request.method == "POST":
+            return JSONResponse({"detail": "a request body needs its Content-Length"}, status_code=411)
+        return await call_next(request)
+
+    @app.get("/healthz")
+    def healthz() -> dict:
+        """Liveness: the process answers."""
+        return {"status": "alive"}
+
+    @app.get("/readyz")
+    def readyz():
+        """Readiness: the serving strategy's index is loaded, fresh, and passed its checks."""
+        strategy = service.default_strategy
+        problems = service.problems.get(strategy) or ([] if strategy in service.loaded else ["not loaded yet"])
+        if problems:
+            return JSONResponse({"status": "not ready", "strategy": strategy, "problems": problems}, status_code=503)
+        loaded = service.loaded[strategy]
+        return {"status": "ready", "strategy": strategy, "version": list(loaded.version)}
+
+    @app.post("/v1/ask")
+    async def ask(body: AskRequest, request: Request):
+        """Answer the question for the caller's tenant: the JSON `rag-assets ask --json` prints."""
+        request_id = uuid.uuid4().hex[:16]
+        started = time.perf_counter()
+        scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
+        caller = keys.caller(presented.strip() if scheme.lower() == "bearer" else None)
+        if caller is None:
+            raise HTTPException(401, "no valid API key (Authorization: Bearer KEY)", {"WWW-Authenticate": "Bearer"})
+        if body.answerer not in service.answerer_names:
+            raise HTTPException(400, f"unknown answerer {body.answerer!r}; this service has {service.answerer_names}")
+        if body.retriever not in RETRIEVERS:
+            raise HTTPException(400, f"unknown retriever {body.retriever!r}; choose from {', '.join(RETRIEVERS)}")
+        strategy = body.strategy or service.default_strategy
+        if strategy not in service.loaded and strategy not in service.problems:
+            from rag_assets.chunking.strategies import STRATEGIES
+
+            if strategy not in STRATEGIES:
+                raise HTTPException(400, f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+            await asyncio.get_running_loop().run_in_executor(None, service.refresh, strategy)
+        if service.problems.get(strategy):
+            raise HTTPException(503, service.problems[strategy][0])
+        loaded = service.loaded[strategy]  # this request answers from this index to its end
+        try:
+            answerer = service.answerer(loaded, body.answerer, body.retriever).for_viewer(caller.viewer)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        loop = asyncio.get_running_loop()
+        if body.answerer == "generate":
+            gate = admission["generate"]
+            try:
+                await gate.enter(request, settings.timeout_s)
+            except Busy as busy:
+                raise HTTPException(
+                    429, "too many answers decoding or waiting: retry later", {"Retry-After": str(busy.retry_after)}
+                ) from None
+            t0 = time.perf_counter()
+            try:
+                answer = await asyncio.wait_for(
+                    loop.run_in_executor(generate_pool, answerer.ask, body.question), settings.timeout_s
+                )
+            except TimeoutError:
+                raise HTTPException(504, f"no answer within {settings.timeout_s:.0f} s") from None
+            finally:
+                gate.leave(time.perf_counter() - t0)
+        else:
+            answer = await loop.run_in_executor(extractive_pool, answerer.ask, body.question)
+        out = answer.as_dict()
+        event = {
+            "event": "answered",
+            "request_id": request_id,
+            "key": caller.key_id,
+            "viewer": describe_viewer(caller.viewer),
+            "strategy": strategy,
+            "version": list(loaded.version),
+            "answerer": body.answerer,
+            "retriever": body.retriever,
+            "refused": answer.refused,
+            "supported": answer.supported,
+            "sources": [[s.index, s.chunk_id] for s in answer.sources],
+            "cited": [c.chunk_id for c in answer.citations],
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+        if settings.log_text:
+            event.update(question=body.question, answer=answer.answer)
+        log.info(json.dumps(event))
+        return {**out, "request_id": request_id, "index_version": list(loaded.version)}
+
+    return app
