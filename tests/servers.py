@@ -57,11 +57,28 @@ def postgres_server():
     options = f"-p {port} -c listen_addresses=127.0.0.1 -k {folder}"
     ctl = [pg_ctl, "-D", str(data), "-l", str(folder / "server.log")]
     subprocess.run(_as_owner([*ctl, "-w", "-o", options, "start"]), check=True, capture_output=True)
+    url = f"postgresql://postgres@127.0.0.1:{port}"
+    _PG_CONTROL[url] = (ctl, options)
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield url
     finally:
         subprocess.run(_as_owner([*ctl, "-w", "-m", "fast", "stop"]), capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_PG_CONTROL: dict[str, tuple[list[str], str]] = {}  # server URL -> (pg_ctl and its data dir, start options)
+
+
+def stop_postgres(base_url: str) -> None:
+    """Stop a server postgres_server started (fast shutdown: open connections are cut)."""
+    ctl, _ = _PG_CONTROL[base_url]
+    subprocess.run(_as_owner([*ctl, "-w", "-m", "fast", "stop"]), check=True, capture_output=True)
+
+
+def start_postgres(base_url: str) -> None:
+    """Start it again on the same port and data."""
+    ctl, options = _PG_CONTROL[base_url]
+    subprocess.run(_as_owner([*ctl, "-w", "-o", options, "start"]), check=True, capture_output=True)
 
 
 def create_database(base_url: str, name: str) -> str:
@@ -248,9 +265,11 @@ def _wait_http(url: str, process: subprocess.Popen, seconds: float, what: str) -
 
 
 @contextmanager
-def running_process(command: list[str], ready_url: str, what: str, seconds: float = 180):
+def running_process(command: list[str], ready_url: str, what: str, seconds: float = 180, env=None):
     """`command` in its own process group, yielded once `ready_url` answers 200; the group stopped after."""
-    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env
+    )
     try:
         _wait_http(ready_url, process, seconds, what)
         yield process

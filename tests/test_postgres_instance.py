@@ -13,9 +13,10 @@ import psycopg2
 import pytest
 from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, build_schedule_context, evaluate_automation_conditions
-from servers import CLI, create_database, running_ui
+from servers import CLI, create_database, free_port, running_process, running_ui, start_postgres, stop_postgres
 
 from rag_assets.app.instance import instance_yaml
+from rag_assets.app.keys import add_key
 from rag_assets.app.serving import failed_checks, freshness_problems, stale_resolver
 from rag_assets.defs import build_definitions
 from rag_assets.defs.external_sources import record_source_versions
@@ -143,3 +144,39 @@ def test_an_edited_document_is_stale_and_the_schedule_and_automation_tick_agains
     schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
     context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, tzinfo=UTC))
     assert len(schedule.evaluate_tick(context).run_requests) == 1
+
+
+def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_restart(materialised, postgres, tmp_path):
+    import httpx
+
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "ops", None, True)
+    port, url = free_port(), materialised["url"]
+    base = f"http://127.0.0.1:{port}"
+    command = [*CLI, "serve", *materialised["common"], "--keys", str(keys), "--port", str(port)]
+    command += ["--answerers", "extractive", "--check-every", "0.5", "--instance-postgres", url]
+
+    def asked() -> int:
+        body = {"question": "Which way should the inlet valve face?"}
+        return httpx.post(
+            f"{base}/v1/ask", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        ).status_code
+
+    def readiness(expected: int) -> dict:
+        deadline = time.time() + 60
+        while (r := httpx.get(f"{base}/readyz", timeout=10)).status_code != expected and time.time() < deadline:
+            time.sleep(0.3)
+        assert r.status_code == expected, r.text
+        return r.json()
+
+    with running_process(command, base + "/readyz", "rag-assets serve", 240, materialised["env"]):
+        assert asked() == 200
+        stop_postgres(postgres)
+        try:
+            problems = readiness(503)["problems"]
+            assert "cannot check the index" in problems[0] and "OperationalError" in problems[0], problems
+            assert httpx.get(f"{base}/healthz").status_code == 200 and asked() == 503
+        finally:
+            start_postgres(postgres)
+        readiness(200)
+        assert asked() == 200

@@ -14,7 +14,7 @@ import copy
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -84,9 +84,14 @@ class Answer:
     cached: bool = False  # the answer came from the answer cache (generation_eval): generation_ms is the first decode's
 
     def as_dict(self) -> dict:
-        out = asdict(self)
-        out["citations"] = [c.as_dict() for c in self.citations]
-        out["sources"] = [c.as_dict() for c in self.sources]
+        out = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: every field is plain data
+        out.update(
+            citations=[c.as_dict() for c in self.citations],
+            sources=[c.as_dict() for c in self.sources],
+            dangling=list(self.dangling),
+            omitted=list(self.omitted),
+            support=list(self.support),
+        )
         return out
 
 
@@ -289,7 +294,7 @@ class Answerer:
                 generation.text,
                 [result.question, self.writer.answer_prefix],
                 {c.index: c.quote for c in pointed},
-                language_of(" ".join(c.quote for c in context.citations)),
+                language_of(pointed[0].quote) if pointed else "en",
             )
             result.support = [s.as_dict() for s in support]
             result.supported = all(s.supported for s in support)

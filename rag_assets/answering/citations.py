@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from rag_assets.ingest.locators import describe
 
@@ -44,7 +44,7 @@ class Citation:
     truncated: bool = False  # the quote is a prefix of the chunk: the input budget ran out inside it
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # plain values: no deep copy
 
 
 @dataclass(frozen=True)

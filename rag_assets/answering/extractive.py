@@ -10,6 +10,7 @@ corpus, and the other rules stay selectable for the comparison.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -25,15 +26,15 @@ from rag_assets.retrieval.lexical import Tokenizer
 SCORINGS = ("dense", "lexical", "hybrid", "first")
 SCORING = "lexical"  # the most answers on the bundled corpus (docs/answering.md)
 MIN_LETTERS = 12  # a "sentence" with fewer letters (a heading, a table cell) is never the answer
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def sentences_of(sources: list[Citation]) -> list[tuple[Citation, int, int]]:
     """(source, start, end in its quote) of every sentence of the sources, in source order."""
-    language = language_of(" ".join(c.quote for c in sources))
     out = []
     for source in sources:
-        for start, end in sentence_spans(source.quote, language):
-            if sum(ch.isalpha() for ch in source.quote[start:end]) >= MIN_LETTERS:
+        for start, end in sentence_spans(source.quote, language_of(source.quote)):
+            if len(_LETTER.findall(source.quote, start, end)) >= MIN_LETTERS:
                 out.append((source, start, end))
     return out
 

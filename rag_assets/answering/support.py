@@ -8,7 +8,8 @@ A sentence's claims are the tokens a reader would look up in a source:
 - long words, LONG_WORD letters or more: rarity without a word list (long words are the rare
   ones in every language with spaces; short unit words such as `km` are not checked).
 
-Each claim is looked for in the quotes the sentence cites (`[n]`; a sentence that cites none, in
+A sentence found verbatim (without its markers) in a quote it cites is supported as it stands.
+Otherwise each claim is looked for in the quotes the sentence cites (`[n]`; a sentence that cites none, in
 every source shown), and in the question and the answer prefix the project wrote: the asker's
 words and the template's are not the answer's claims.
 Text is compared after Unicode compatibility folding, without accents and case. Inflection: a word
@@ -122,6 +123,10 @@ def check_support(
         sentence = answer[start:end]
         cites = list(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
         cited = [quotes[n] for n in cites if n in quotes]
+        words = _MARKER.sub("", sentence).strip()
+        if cited and any(words in quote for quote in cited):  # verbatim from what it cites: nothing to look up
+            out.append(SentenceSupport(sentence, start, end, cites, [], []))
+            continue
         evidence = _Evidence(cited) if cited else everything
         missing = [
             (claim, kind)

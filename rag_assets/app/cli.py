@@ -576,49 +576,92 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVE_ARGS = "RAG_ASSETS_SERVE_ARGS"  # how `serve --workers N` hands its arguments to each worker
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Answers over HTTP for callers known by their API key, until interrupted."""
-    import logging
+    """Answers over HTTP for callers known by their API key, until interrupted. With `--workers N`,
+    uvicorn runs N processes on the one port, each loading its own models and index."""
+    import json
 
     from rag_assets.answering.answerer import ANSWERERS
-    from rag_assets.answering.generation import LocalLM
     from rag_assets.app.keys import KeyRing, KeysFileError
-    from rag_assets.app.service import Service, ServiceSettings, build_app
-    from rag_assets.app.serving import serving_strategy_of
 
-    keys_path = Path(args.keys) if args.keys else DataDir(args.data_dir).root / "keys.json"
     try:
-        keys = KeyRing.load(keys_path)
+        KeyRing.load(_keys_path(args))  # refused here, in one line, rather than in every worker
     except KeysFileError as exc:
         raise CommandError(str(exc)) from None
     answerers = [a.strip() for a in args.answerers.split(",") if a.strip()]
     if not answerers or any(a not in ANSWERERS for a in answerers):
         raise CommandError(f"--answerers: a comma-separated list of {', '.join(ANSWERERS)}, not {args.answerers!r}")
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    for name in ("rag_assets.serve", "rag_assets.answering.answerer"):  # JSON lines: ids, ranks, timings
-        logging.getLogger(name).setLevel(logging.INFO)
     import uvicorn
 
-    with _served_instance(args) as (defs, instance, data_dir):
-        embedder = defs.resources["embedder"].get()
-        embedder.encode(["warm-up"])
-        generator = defs.resources["generator"]
-        lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)
-        if "generate" in answerers:
-            lm.load_weights()
-        settings = ServiceSettings(args.generating, args.queue, args.timeout, args.check_every, log_text=args.log_text)
-        service = Service(defs, instance, embedder, lm, settings, answerers)
-        service.default_strategy = args.strategy or serving_strategy_of(defs, instance)
-        service.refresh(service.default_strategy)
-        for problem in service.problems.get(service.default_strategy, []):
-            print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
-        print(
-            f"rag-assets serve: {data_dir}, strategy {service.default_strategy}, answerers {', '.join(answerers)}, "
-            f"{len(keys.entries)} keys; http://{args.host}:{args.port}/v1/ask (OpenAPI at /docs)",
-            flush=True,
-        )
-        uvicorn.run(build_app(service, keys), host=args.host, port=args.port, log_level="warning")
+    if args.workers == 1:
+        uvicorn.run(serve_app(args), host=args.host, port=args.port, log_level="warning")
+        return 0
+    os.environ[SERVE_ARGS] = json.dumps({k: v for k, v in vars(args).items() if k != "func"})
+    uvicorn.run(
+        "rag_assets.app.cli:serve_app_from_environment",
+        factory=True,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+    )
     return 0
+
+
+def _keys_path(args: argparse.Namespace) -> Path:
+    return Path(args.keys) if args.keys else DataDir(args.data_dir).root / "keys.json"
+
+
+_SERVED = contextlib.ExitStack()  # a worker's instance, open for as long as it serves
+
+
+def serve_app_from_environment():
+    """The app of one `serve --workers N` worker, from the arguments its parent put in the environment."""
+    import json
+
+    return serve_app(argparse.Namespace(**json.loads(os.environ[SERVE_ARGS])))
+
+
+def serve_app(args: argparse.Namespace):
+    """Load the keys, the instance, the models and the serving strategy's index; the app over them."""
+    import logging
+    import logging.handlers
+    import queue
+
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.app.keys import KeyRing
+    from rag_assets.app.service import Service, ServiceSettings, build_app
+    from rag_assets.app.serving import serving_strategy_of
+
+    lines: queue.SimpleQueue = queue.SimpleQueue()  # log lines written by a thread of their own, off the event loop
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[logging.handlers.QueueHandler(lines)])
+    logging.handlers.QueueListener(lines, logging.StreamHandler(sys.stderr)).start()
+    for name in ("rag_assets.serve", "rag_assets.answering.answerer"):  # JSON lines: ids, ranks, timings
+        logging.getLogger(name).setLevel(logging.INFO)
+    keys = KeyRing.load(_keys_path(args))
+    answerers = [a.strip() for a in args.answerers.split(",") if a.strip()]
+    defs, instance, data_dir = _SERVED.enter_context(_served_instance(args))
+    embedder = defs.resources["embedder"].get()
+    embedder.encode(["warm-up"])
+    generator = defs.resources["generator"]
+    lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)
+    if "generate" in answerers:
+        lm.load_weights()
+    settings = ServiceSettings(args.generating, args.queue, args.timeout, args.check_every, log_text=args.log_text)
+    service = Service(defs, instance, embedder, lm, settings, answerers)
+    service.default_strategy = args.strategy or serving_strategy_of(defs, instance)
+    service.refresh(service.default_strategy)
+    for problem in service.problems.get(service.default_strategy, []):
+        print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
+    print(
+        f"rag-assets serve (pid {os.getpid()}): {data_dir}, strategy {service.default_strategy}, answerers "
+        f"{', '.join(answerers)}, {len(keys.entries)} keys; http://{args.host}:{args.port}/v1/ask (OpenAPI at /docs)",
+        flush=True,
+    )
+    return build_app(service, keys)
 
 
 def cmd_keys_add(args: argparse.Namespace) -> int:
@@ -919,7 +962,8 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--keys", help="the keys file (`rag-assets keys add`; default: keys.json in the data dir)")
     serve.add_argument("--strategy", choices=list(STRATEGIES), help="the default strategy (default: the serving one)")
     serve.add_argument("--answerers", default="extractive,generate", help="answerers offered (default: both)")
-    serve.add_argument("--generating", type=_count, default=1, help="answers decoding at once (default: 1)")
+    serve.add_argument("--workers", type=_count, default=1, help="server processes on the port (default: 1)")
+    serve.add_argument("--generating", type=_count, default=1, help="answers decoding at once, per worker (default: 1)")
     serve.add_argument("--queue", type=int, default=8, help="answers waiting to decode; beyond: 429 (default: 8)")
     serve.add_argument("--timeout", type=float, default=120.0, help="seconds a request may take (default: 120)")
     serve.add_argument("--check-every", type=float, default=5.0, help="seconds between freshness checks (default: 5)")

@@ -23,26 +23,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import math
+import secrets
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from dagster import AssetKey, AssetRecordsFilter
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
 from rag_assets.app.keys import KeyRing
+from rag_assets.app.serving import IndexNotReady, failed_checks, freshness_problems, load_index
 from rag_assets.ingest.access import describe_viewer
 
 log = logging.getLogger("rag_assets.serve")
 MAX_BODY = 64 * 1024  # bytes of a request body; a question is at most MAX_QUESTION characters
 MAX_QUESTION = 4000
+SERVED_PARTITIONED = ("chunk_sets", "embeddings", "bm25_index")  # with corpus_snapshot: what an index is made of
+ID_PREFIX, REQUEST_NUMBERS = secrets.token_hex(4), itertools.count(1)  # request ids: unique, no syscall each
 
 
 class AskRequest(BaseModel):
@@ -61,7 +66,7 @@ class ServiceSettings:
     queue: int = 8  # answers waiting for a decoding slot; beyond: 429
     timeout_s: float = 120.0
     check_s: float = 5.0  # how often the index's freshness is checked
-    extractive_threads: int = 4
+    extractive_threads: int = 2
     log_text: bool = False
 
 
@@ -74,6 +79,28 @@ class Loaded:
     index: object
     chunks: object
     answerers: dict = field(default_factory=dict)  # (answerer, retriever) -> Answerer, made on first use
+
+
+class BodyLimit:
+    """413 for a body over `limit` bytes (by its Content-Length, which the HTTP parser holds the
+    client to), 411 for a POST without one: refused before a byte of it is read. Plain ASGI,
+    not a BaseHTTPMiddleware, which costs every request a task and a stream."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            length = dict(scope["headers"]).get(b"content-length")
+            status, detail = None, None
+            if length is not None and (not length.isdigit() or int(length) > self.limit):
+                status, detail = 413, f"the request body is over {self.limit} bytes"
+            elif length is None and scope["method"] == "POST":
+                status, detail = 411, "a request body needs its Content-Length"
+            if status:
+                await JSONResponse({"detail": detail}, status_code=status)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Busy(Exception):
@@ -125,12 +152,14 @@ class Service:
 
     def version(self, strategy: str) -> tuple:
         """The storage ids of the newest materialisations the strategy's index is made of."""
-        from dagster import AssetKey, AssetRecordsFilter
-
         out = []
-        for name, partition in (("corpus_snapshot", None), ("chunk_sets", strategy), ("embeddings", strategy)) + (
+        served = [
+            ("corpus_snapshot", None),
+            ("chunk_sets", strategy),
+            ("embeddings", strategy),
             ("bm25_index", strategy),
-        ):
+        ]
+        for name, partition in served:
             records = self.instance.fetch_materializations(
                 AssetRecordsFilter(asset_key=AssetKey(name), asset_partitions=[partition] if partition else None),
                 limit=1,
@@ -154,15 +183,11 @@ class Service:
 
     def refresh(self, strategy: str) -> None:
         """Check the strategy's index as `ask` does; load a newer fresh one and swap it in."""
-        from rag_assets.app.serving import IndexNotReady, load_index
-
         with self.lock:
             try:
                 version = self.version(strategy)
                 current = self.loaded.get(strategy)
                 if current is not None and current.version == version:
-                    from rag_assets.app.serving import failed_checks, freshness_problems
-
                     problems = self.unreadable(strategy) + freshness_problems(self.defs, self.instance, strategy)
                     problems += failed_checks(self.defs, self.instance, strategy)
                     if problems:
@@ -229,14 +254,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
         lifespan=lifespan,
     )
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            return JSONResponse({"detail": f"the request body is over {MAX_BODY} bytes"}, status_code=413)
-        if length is None and request.method == "POST":
-            return JSONResponse({"detail": "a request body needs its Content-Length"}, status_code=411)
-        return await call_next(request)
+    app.add_middleware(BodyLimit, limit=MAX_BODY)
 
     @app.get("/healthz")
     def healthz() -> dict:
@@ -256,7 +274,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
     @app.post("/v1/ask")
     async def ask(body: AskRequest, request: Request):
         """Answer the question for the caller's tenant: the JSON `rag-assets ask --json` prints."""
-        request_id = uuid.uuid4().hex[:16]
+        request_id = f"{ID_PREFIX}-{next(REQUEST_NUMBERS):08x}"
         started = time.perf_counter()
         scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
         caller = keys.caller(presented.strip() if scheme.lower() == "bearer" else None)
@@ -300,7 +318,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
                 gate.leave(time.perf_counter() - t0)
         else:
             answer = await loop.run_in_executor(extractive_pool, answerer.ask, body.question)
-        out = answer.as_dict()
+        out = await loop.run_in_executor(extractive_pool, answer.as_dict)
         event = {
             "event": "answered",
             "request_id": request_id,
@@ -319,6 +337,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
         if settings.log_text:
             event.update(question=body.question, answer=answer.answer)
         log.info(json.dumps(event))
-        return {**out, "request_id": request_id, "index_version": list(loaded.version)}
+        # already JSON types: returned as they are, not walked again by FastAPI's encoder
+        return JSONResponse({**out, "request_id": request_id, "index_version": list(loaded.version)})
 
     return app

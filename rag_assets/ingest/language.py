@@ -6,6 +6,8 @@ the first pages often enough to pay for reading all of it. A question is identif
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 SAMPLE_CHARS = 5000
 # ISO 639-1 code -> English name, for prompts that ask a model to write in a language
 NAMES = {
@@ -24,8 +26,10 @@ NAMES = {
 }
 
 
+@lru_cache(maxsize=16384)
 def language_of(text: str) -> str:
-    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters)."""
+    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters);
+    remembered for the last texts asked about (a service sees the same chunks again and again)."""
     sample = text[:SAMPLE_CHARS]
     if not any(c.isalpha() for c in sample):
         return "und"

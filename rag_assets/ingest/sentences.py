@@ -18,11 +18,21 @@ def _segmenter(language: str) -> pysbd.Segmenter:
 
 
 def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
-    """(start, end) of each sentence, without its surrounding white space; empty ones dropped."""
+    """(start, end) of each sentence, without its surrounding white space; empty ones dropped.
+    Remembered for the last CACHED texts: a service splits the same chunks again and again, and
+    pysbd takes milliseconds a paragraph."""
+    return list(_spans(text, language))
+
+
+CACHED = 16384
+
+
+@lru_cache(maxsize=CACHED)
+def _spans(text: str, language: str) -> tuple[tuple[int, int], ...]:
     spans = []
     for span in _segmenter(language).segment(text):
         stripped = span.sent.strip()
         if stripped:
             start = span.start + span.sent.index(stripped)
             spans.append((start, start + len(stripped)))
-    return spans
+    return tuple(spans)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,7 @@ class ChunkIndex:
     access: list[frozenset[str] | None] | None = None
     ann: HnswIndex | None = None  # when set, dense search walks this graph instead of every vector
     dense_search: str = "exact"  # how dense search runs, in words (ask reports it)
+    _visible: dict = field(default_factory=dict, repr=False, compare=False)  # tenant -> rows, made once
 
     def visible_to(self, tenant: str | Scope | None) -> np.ndarray | None:
         """Rows `tenant` may see (None: all rows): public chunks and those whose access list
@@ -65,7 +66,11 @@ class ChunkIndex:
                 f"the index of strategy {self.strategy} carries no access lists, so it can only answer for all "
                 "tenants (the operator's view): build it with the corpus snapshot"
             )
-        return np.array([i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64)
+        if tenant not in self._visible:  # the index never changes: each tenant's rows are listed once
+            self._visible[tenant] = np.array(
+                [i for i, a in enumerate(self.access) if a is None or tenant in a], dtype=np.int64
+            )
+        return self._visible[tenant]
 
     @classmethod
     def from_tables(
