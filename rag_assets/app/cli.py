@@ -649,6 +649,11 @@ def serve_app(args: argparse.Namespace):
     generator = defs.resources["generator"]
     lm = LocalLM(args.generator or generator.model, generator.max_new_tokens, generator.answer_prefix)
     if "generate" in answerers:
+        import torch
+
+        # the workers share the cores: torch's own thread pool per worker, sized for its share, or
+        # two decoders on two cores each spin four threads and every answer takes ten times as long
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // args.workers))
         lm.load_weights()
     settings = ServiceSettings(args.generating, args.queue, args.timeout, args.check_every, log_text=args.log_text)
     service = Service(defs, instance, embedder, lm, settings, answerers)
