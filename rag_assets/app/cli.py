@@ -857,6 +857,10 @@ def parser() -> argparse.ArgumentParser:
         "$RAG_ASSETS_GENERATOR_KEY",
     }
     endpoint_model_option = {"metavar": "NAME", "help": "the model's name on --generator-url"}
+    generator_option = {
+        "type": _model_path,
+        "help": "a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)",
+    }
     sub = p.add_subparsers(dest="command", required=True)
     data_dir = PROJECT_ROOT / "data"
 
@@ -939,9 +943,7 @@ def parser() -> argparse.ArgumentParser:
         f"default: generate when --generator or --generator-url is given, else {DEFAULT_ANSWERER}, the one "
         "correct and supported most often on the bundled corpus (docs/answering.md)",
     )
-    ask.add_argument(
-        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
-    )
+    ask.add_argument("--generator", **generator_option)
     ask.add_argument("--generator-url", **endpoint_option)
     ask.add_argument("--generator-model", **endpoint_model_option)
     who = ask.add_mutually_exclusive_group()
@@ -973,9 +975,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--timeout", type=float, default=120.0, help="seconds a request may take (default: 120)")
     serve.add_argument("--check-every", type=float, default=5.0, help="seconds between freshness checks (default: 5)")
     serve.add_argument("--log-text", action="store_true", help="also log questions and answers (off: ids only)")
-    serve.add_argument(
-        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
-    )
+    serve.add_argument("--generator", **generator_option)
     serve.add_argument("--embedder", **embedder_option)
     serve.add_argument("--instance-postgres", **instance_option)
     serve.set_defaults(func=cmd_serve)
@@ -993,9 +993,7 @@ def parser() -> argparse.ArgumentParser:
     model = sub.add_parser(
         "serve-model", help="serve the generator through the OpenAI-compatible protocol (/v1/chat/completions)"
     )
-    model.add_argument(
-        "--generator", type=_model_path, help="a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)"
-    )
+    model.add_argument("--generator", **generator_option)
     model.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)"
     )
