@@ -161,3 +161,24 @@ def test_the_answer_cache_decodes_only_new_prompts_and_never_keeps_a_failure(tmp
     lm.max_new_tokens = 64  # another decoding setting is another answer
     AnswerCache(tmp_path).generate_many(lm, ["a"])
     assert lm.prompts[-1] == "a"
+
+
+def test_a_tie_between_sentences_goes_to_the_higher_ranked_source_whatever_the_hash_seed():
+    """Two sentences that share as much of the question score exactly alike, in every process:
+    summed in a set's order, the last bit (and the answer) changed with PYTHONHASHSEED."""
+    import subprocess
+    import sys
+
+    code = (
+        "from rag_assets.answering.extractive import _lexical_scores; from rag_assets.retrieval.lexical import "
+        "Tokenizer; s = _lexical_scores('When does Project Falcon launch and what is its budget?', ["
+        "'Project Falcon launches on 4 March; the budget is 2 million euros.', "
+        "'Every project reports its budget and launch date to the board.'], Tokenizer()); print(s[0] == s[1])"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed)}, capture_output=True, text=True
+        ).stdout.strip()
+        for seed in range(4)
+    }
+    assert seen == {"True"}

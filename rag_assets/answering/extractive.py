@@ -44,7 +44,9 @@ def _lexical_scores(question: str, texts: list[str], tokenize: Tokenizer) -> np.
     terms = set(tokenize(question))
     bags = [set(tokenize(t)) & terms for t in texts]
     idf = {t: np.log(1 + len(bags) / (1 + sum(t in b for b in bags))) for t in terms}
-    return np.array([sum(idf[t] for t in b) for b in bags])
+    # summed in term order: a set's own order changes with the process's hash seed, and so would the
+    # last bit of a sum, and with it which of two tied sentences is the answer
+    return np.array([sum(idf[t] for t in sorted(b)) for b in bags])
 
 
 class Extractive:
