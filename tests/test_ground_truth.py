@@ -115,3 +115,19 @@ def test_sample_is_seeded_stable_and_keeps_all_phrasings(tiny_dataset):
     assert gt.sample(truth[truth["question_id"] != dropped], spec).equals(first)
     assert len(gt.sample(truth, gt.FULL)) == len(truth)
     assert gt.ground_truth_hash(first) == gt.ground_truth_hash(again) != gt.ground_truth_hash(truth)
+
+
+def test_the_bulgarian_fixture_is_valid_whole_in_cyrillic():
+    """Every question of the Bulgarian chapter's set survives validation (verbatim needle, found once,
+    never a heading) with its two phrasings, and the needle offsets slice Cyrillic text exactly."""
+    root = BUNDLED_DATASET.parent / "bulgarian_chapter"
+    snap = corpus.snapshot(root / "documents")
+    records, unreadable = gt.read_questions(root / "questions.jsonl")
+    truth, rejects = gt.validate(records, snap)
+    assert unreadable == [] and rejects.empty and truth["question_id"].nunique() == len(records) == 34
+    answerable = truth[truth["kind"] == "answerable"]
+    assert answerable["question_id"].nunique() == 26 and (answerable.groupby("question_id").size() == 2).all()
+    text = snap["text"].iloc[0]
+    for r in answerable.drop_duplicates("question_id").itertuples():
+        assert text[r.needle_start : r.needle_start + len(r.needle)] == r.needle
+        assert all(a in r.needle for a in r.answers)
