@@ -163,7 +163,7 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
         ).status_code
 
     def readiness(expected: int) -> dict:
-        deadline = time.time() + 60
+        deadline = time.time() + 120  # Dagster retries a lost connection with back-off before it gives up
         while (r := httpx.get(f"{base}/readyz", timeout=10)).status_code != expected and time.time() < deadline:
             time.sleep(0.3)
         assert r.status_code == expected, r.text
@@ -174,7 +174,9 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
         stop_postgres(postgres)
         try:
             problems = readiness(503)["problems"]
-            assert "cannot check the index" in problems[0] and "OperationalError" in problems[0], problems
+            # psycopg2's OperationalError, or Dagster's own error once its connection retries run out
+            assert problems[0].startswith("cannot check the index of strategy E:"), problems
+            assert "OperationalError" in problems[0] or "DagsterPostgresException" in problems[0], problems
             assert httpx.get(f"{base}/healthz").status_code == 200 and asked() == 503
         finally:
             start_postgres(postgres)
