@@ -182,3 +182,18 @@ def test_a_tie_between_sentences_goes_to_the_higher_ranked_source_whatever_the_h
         for seed in range(4)
     }
     assert seen == {"True"}
+
+
+def test_ask_prints_an_unsupported_sentence_with_what_it_cites_and_what_is_missing(pump, capsys):
+    from rag_assets.app.cli import _print_answer
+
+    _, chunks, index, embedder = pump
+    lm = ScriptedLM("According to source [1], replace the filter every 250 hours.")
+    lm.answer_prefix = "According to source ["
+    answer = Answerer(index, chunks, embedder, Generative(lm), threshold=2.0).ask("How often is the filter replaced?")
+    _print_answer(answer)
+    printed = capsys.readouterr().out
+    assert (
+        'UNSUPPORTED: "According to source [1], replace the filter every 250 hours." states what [1] do not: 250'
+        in (printed)
+    )

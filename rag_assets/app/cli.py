@@ -450,8 +450,12 @@ def _print_answer(a) -> None:
         return
     print(a.answer, "\n")
     unsupported = [s for s in a.support if not s["supported"]]
-    for s in unsupported:
-        print(f'UNSUPPORTED: "{s["text"]}" states what its sources do not: {", ".join(s["missing"])}')
+    for s in unsupported:  # what the sentence cites, and the claims another shown source holds (a wrong [n])
+        cited = "[" + "], [".join(map(str, s["cites"])) + "]" if s["cites"] else "its sources"
+        elsewhere = (
+            f" (another source shown holds {', '.join(s['elsewhere'])}: a wrong citation)" if s["elsewhere"] else ""
+        )
+        print(f'UNSUPPORTED: "{s["text"]}" states what {cited} do not: {", ".join(s["missing"])}{elsewhere}')
     if unsupported:
         print()
     if a.citations:
@@ -528,10 +532,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     _generator_arguments(args)
     # a generator named on the command line is there to answer, unless another answerer is asked for
-    from rag_assets.answering.answerer import DEFAULT_ANSWERER
+    from rag_assets.answering.answerer import DEFAULT_ANSWERER, build_answerer
 
     answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
-    from rag_assets.answering.answerer import build_answerer
     from rag_assets.answering.generation import LocalLM
     from rag_assets.app.serving import IndexNotReady, load_index, serving_strategy_of
     from rag_assets.ingest.access import ALL_TENANTS
@@ -584,16 +587,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     uvicorn runs N processes on the one port, each loading its own models and index."""
     import json
 
-    from rag_assets.answering.answerer import ANSWERERS
+    from rag_assets.answering.answerer import answerer_names
     from rag_assets.app.keys import KeyRing, KeysFileError
 
-    try:
-        KeyRing.load(_keys_path(args))  # refused here, in one line, rather than in every worker
-    except KeysFileError as exc:
+    try:  # refused here, in one line, rather than in every worker
+        KeyRing.load(_keys_path(args))
+        answerer_names(args.answerers)
+    except (KeysFileError, ValueError) as exc:
         raise CommandError(str(exc)) from None
-    answerers = [a.strip() for a in args.answerers.split(",") if a.strip()]
-    if not answerers or any(a not in ANSWERERS for a in answerers):
-        raise CommandError(f"--answerers: a comma-separated list of {', '.join(ANSWERERS)}, not {args.answerers!r}")
     import uvicorn
 
     if args.workers == 1:
@@ -631,6 +632,7 @@ def serve_app(args: argparse.Namespace):
     import logging.handlers
     import queue
 
+    from rag_assets.answering.answerer import answerer_names
     from rag_assets.answering.generation import LocalLM
     from rag_assets.app.keys import KeyRing
     from rag_assets.app.service import Service, ServiceSettings, build_app
@@ -642,7 +644,7 @@ def serve_app(args: argparse.Namespace):
     for name in ("rag_assets.serve", "rag_assets.answering.answerer"):  # JSON lines: ids, ranks, timings
         logging.getLogger(name).setLevel(logging.INFO)
     keys = KeyRing.load(_keys_path(args))
-    answerers = [a.strip() for a in args.answerers.split(",") if a.strip()]
+    answerers = answerer_names(args.answerers)
     defs, instance, data_dir = _SERVED.enter_context(_served_instance(args))
     embedder = defs.resources["embedder"].get()
     embedder.encode(["warm-up"])
