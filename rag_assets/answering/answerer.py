@@ -33,6 +33,17 @@ RETRIEVERS = ("dense", "bm25", "hybrid", "rerank", "rerank-llm")
 ANSWERERS = ("extractive", "generate")
 # `ask`'s answerer: the one correct and supported most often on the bundled corpus (docs/answering.md)
 DEFAULT_ANSWERER = "extractive"
+
+
+def answerer_names(listed: str) -> list[str]:
+    """The answerers a comma-separated setting names (`serve --answerers`, the generator
+    resource's `answerers`), each once; ValueError for an empty list or an unknown name."""
+    names = list(dict.fromkeys(a.strip() for a in listed.split(",") if a.strip()))
+    if not names or any(a not in ANSWERERS for a in names):
+        raise ValueError(f"answerers must be a comma-separated list of {', '.join(ANSWERERS)}, got {listed!r}")
+    return names
+
+
 # The gate refuses when nothing is under the threshold. Only chunks of dense's own top 100 can fuse
 # above dense's nearest (RRF >= 1/61), so hybrid's 100 keep it and hybrid refuses exactly when
 # dense does: refusal_sweep, which sweeps dense, measures this retriever's refusals too.
@@ -259,10 +270,9 @@ class Answerer:
         )
         if not kept:
             return result, None
-        if hasattr(self.writer, "load"):
-            t0 = time.perf_counter()
-            self.writer.load()
-            result.load_ms = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        self.writer.load()
+        result.load_ms = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         distance_of = dict(zip(ids, distances))
         hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]

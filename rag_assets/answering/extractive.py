@@ -2,8 +2,8 @@
 
 The answer is one sentence of the sources that passed the gate, verbatim, cited as [1] with a
 `#char` fragment that slices exactly that sentence out of its document. It is supported by
-construction, works in any language pysbd segments (others by its English rules), and costs one
-batch of sentence embeddings. How the sentence is chosen is measured, not assumed
+construction, works in any language pysbd segments (others by its English rules), and costs
+milliseconds (the default rule reads no model). How the sentence is chosen is measured, not assumed
 (bench/extractive_scoring.py, docs/answering.md): SCORING names the rule that won on the bundled
 corpus, and the other rules stay selectable for the comparison.
 """

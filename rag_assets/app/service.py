@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
 from rag_assets.app.keys import KeyRing
 from rag_assets.app.serving import IndexNotReady, failed_checks, freshness_problems, load_index
+from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.ingest.access import describe_viewer
 
 log = logging.getLogger("rag_assets.serve")
@@ -227,7 +228,7 @@ class Service:
 
 def build_app(service: Service, keys: KeyRing) -> FastAPI:
     settings = service.settings
-    admission: dict[str, Admission] = {}
+    gate = Admission(settings.generating, settings.queue)  # asyncio binds it to the server's loop on first use
     extractive_pool = ThreadPoolExecutor(settings.extractive_threads, thread_name_prefix="extractive")
     generate_pool = ThreadPoolExecutor(settings.generating, thread_name_prefix="generate")
 
@@ -239,7 +240,6 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        admission["generate"] = Admission(settings.generating, settings.queue)  # on the server's event loop
         watcher = asyncio.create_task(watch())
         yield
         watcher.cancel()
@@ -286,8 +286,6 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
             raise HTTPException(400, f"unknown retriever {body.retriever!r}; choose from {', '.join(RETRIEVERS)}")
         strategy = body.strategy or service.default_strategy
         if strategy not in service.loaded and strategy not in service.problems:
-            from rag_assets.chunking.strategies import STRATEGIES
-
             if strategy not in STRATEGIES:
                 raise HTTPException(400, f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
             await asyncio.get_running_loop().run_in_executor(None, service.refresh, strategy)
@@ -300,7 +298,6 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
             raise HTTPException(400, str(exc)) from None
         loop = asyncio.get_running_loop()
         if body.answerer == "generate":
-            gate = admission["generate"]
             try:
                 await gate.enter(request, settings.timeout_s)
             except Busy as busy:

@@ -56,6 +56,7 @@ def generation_eval(
             },
         )
     strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
+    answerers = generator.answerer_names()
     lm = generator.get()
     result = evaluate_answers(
         data_dir.layout,
@@ -70,7 +71,7 @@ def generation_eval(
         retrieval.refusal_threshold,
         generator.input_budget,
         generator.eval_batch,
-        generator.answerer_names(),
+        answerers,
         context.log.info,
     )
     table, scored, summary, latency = result.table, result.scored, result.summary, result.latency
@@ -95,7 +96,7 @@ def generation_eval(
             "threshold": decimals(retrieval.refusal_threshold),
             "input_budget_tokens": generator.input_budget,
             "sampled": MetadataValue.json(sample["kind"].value_counts().to_dict()),
-            "answerers": ", ".join(generator.answerer_names()),
+            "answerers": ", ".join(answerers),
             "summary": MetadataValue.md(_summary_markdown(summary)),
             "comparison": MetadataValue.md(comparison),
             "comparison_path": MetadataValue.path(data_dir.layout.relative(report)),

@@ -9,7 +9,7 @@ from dagster import ConfigurableResource
 
 from rag_assets import locking, storage
 from rag_assets.answering import refusal
-from rag_assets.answering.answerer import ANSWERERS, SERVING_STRATEGY, serving_strategy
+from rag_assets.answering.answerer import SERVING_STRATEGY, answerer_names, serving_strategy
 from rag_assets.answering.endpoint import EndpointLM
 from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
 from rag_assets.ingest.corpus import MAX_BYTES
@@ -204,13 +204,7 @@ class GeneratorResource(ConfigurableResource):
         return _lm(self.model, self.max_new_tokens, self.answer_prefix)
 
     def answerer_names(self) -> list[str]:
-        names = [a.strip() for a in self.answerers.split(",") if a.strip()]
-        unknown = [a for a in names if a not in ANSWERERS]
-        if unknown or not names:
-            raise ValueError(
-                f"answerers must be a comma-separated list of {', '.join(ANSWERERS)}, got {self.answerers!r}"
-            )
-        return list(dict.fromkeys(names))
+        return answerer_names(self.answerers)
 
     def eval_sample(self) -> Sample:
         return Sample(self.eval_answerable, self.eval_unanswerable, self.eval_out_of_domain, self.eval_seed)

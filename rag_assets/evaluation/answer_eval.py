@@ -43,7 +43,7 @@ class AnswerEvaluation:
     latency: dict  # per answerer
     retriever: str
     comparison: pd.DataFrame  # answerers paired by question
-    cache: dict = field(default_factory=dict)  # answers reused from the cache and decoded, per answerer
+    cache: dict = field(default_factory=dict)  # generated answers reused from the cache, and decoded
     failures: dict = field(default_factory=dict)  # an endpoint's failures by kind, retries included
 
 
@@ -69,11 +69,12 @@ def evaluate_answers(
     failure decomposition) and stamped with the models and inputs it came from."""
     index = ChunkIndex.open(layout, strategy, chunks, embeddings, model.identity, snapshot)
     cache = AnswerCache(layout.answer_cache)
+    titled = with_titles(chunks, snapshot)
     frames, summaries, latency, identities = [], [], {}, {}
     for name in answerers:
         answerer = build_answerer(
             index,
-            with_titles(chunks, snapshot),
+            titled,
             model,
             lm,
             answerer=name,
