@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_assets.answering.answerer import build_answerer, with_titles
+from rag_assets.answering.answerer import build_answerer
 from rag_assets.answering.generation import LocalLM
-from rag_assets.defs.resources import embedder_from_env
 from rag_assets.ingest.access import ALL_TENANTS
-from rag_assets.layout import DataDir
-from rag_assets.retrieval.search import ChunkIndex
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import answerable_questions, served_index  # noqa: E402
 
 QUESTION = "What is an example of a rotary engine without pistons?"
 STAGES = ("load_ms", "retrieval_ms", "context_ms", "generation_ms")  # generation_ms: the answerer's own time
@@ -53,13 +53,8 @@ def cold(data_dir: str, answerer: str, runs: int) -> None:
 
 
 def warm(data_dir: str, answerer: str, questions: list[str], strategy: str) -> None:
-    layout = DataDir(Path(data_dir))
-    chunks, vectors = layout.read_table("chunk_sets", strategy), layout.read_table("embeddings", strategy)
-    snapshot, embedder = layout.read_table("corpus_snapshot"), embedder_from_env().get()
-    index = ChunkIndex.open(layout, strategy, chunks, vectors, embedder.identity, snapshot)
-    asker = build_answerer(
-        index, with_titles(chunks, snapshot), embedder, LocalLM(), answerer=answerer, tenant=ALL_TENANTS
-    )
+    index, chunks, embedder = served_index(data_dir, strategy)
+    asker = build_answerer(index, chunks, embedder, LocalLM(), answerer=answerer, tenant=ALL_TENANTS)
     asker.ask(questions[0])  # loads what this answerer needs
     totals, stages = [], []
     for q in questions:
@@ -83,8 +78,7 @@ def main() -> None:
     p.add_argument("--warm", type=int, default=30)
     args = p.parse_args()
     warnings.simplefilter("ignore")
-    truth = DataDir(Path(args.data_dir)).read_table("ground_truth")
-    questions = truth[truth["kind"] == "answerable"].drop_duplicates("question_id")["query"].head(args.warm).tolist()
+    questions = answerable_questions(args.data_dir)[: args.warm]
     print("| answerer | mode | figures |\n|---|---|---|")
     for answerer in ("extractive", "generate"):
         cold(args.data_dir, answerer, args.cold)

@@ -1,6 +1,8 @@
-"""Shared inputs for the benchmarks: real text from the bundled corpus, timing helpers."""
+"""Shared inputs for the benchmarks: real text from the bundled corpus, a materialised data dir's
+index and questions, timing helpers."""
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -8,6 +10,7 @@ from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.dataset import BUNDLED_DATASET
+from rag_assets.layout import DataDir
 
 
 def bundled_chunks(strategy: str = "C"):
@@ -21,6 +24,26 @@ def bundled_queries(n: int | None = None) -> list[str]:
     truth = gt.sample(gt.validate(records, snap)[0], gt.Sample())
     queries = truth["query"].tolist()
     return queries[:n] if n else queries
+
+
+def answerable_questions(data_dir) -> list[str]:
+    """The answerable questions of a materialised data dir's ground truth, one phrasing each."""
+    truth = DataDir(Path(data_dir)).read_table("ground_truth")
+    return truth[truth["kind"] == "answerable"].drop_duplicates("question_id")["query"].tolist()
+
+
+def served_index(data_dir, strategy: str):
+    """(the strategy's index as `ask` opens it, its chunks with titles, the query model) from a
+    materialised data dir, without the instance's freshness checks."""
+    from rag_assets.answering.answerer import with_titles
+    from rag_assets.defs.resources import embedder_from_env
+    from rag_assets.retrieval.search import ChunkIndex
+
+    layout = DataDir(Path(data_dir))
+    chunks, vectors = layout.read_table("chunk_sets", strategy), layout.read_table("embeddings", strategy)
+    snapshot, embedder = layout.read_table("corpus_snapshot"), embedder_from_env().get()
+    index = ChunkIndex.open(layout, strategy, chunks, vectors, embedder.identity, snapshot)
+    return index, with_titles(chunks, snapshot), embedder
 
 
 def synthetic_chunks(n: int, seed: int = 0) -> list[str]:

@@ -12,6 +12,7 @@ questions where exactly one of the two contains the answer).
 """
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -19,13 +20,14 @@ from pathlib import Path
 import pandas as pd
 
 from rag_assets.answering import scoring
-from rag_assets.answering.answerer import Answerer, with_titles
+from rag_assets.answering.answerer import Answerer
 from rag_assets.answering.extractive import SCORINGS, Extractive
-from rag_assets.defs.resources import embedder_from_env
 from rag_assets.evaluation import significance
 from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.layout import DataDir
-from rag_assets.retrieval.search import ChunkIndex
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import served_index  # noqa: E402
 
 
 def main() -> None:
@@ -35,17 +37,14 @@ def main() -> None:
     p.add_argument("--questions", type=int, default=400)
     args = p.parse_args()
     warnings.simplefilter("ignore")
-    layout = DataDir(Path(args.data_dir))
-    chunks, vectors = layout.read_table("chunk_sets", args.strategy), layout.read_table("embeddings", args.strategy)
-    snapshot, truth = layout.read_table("corpus_snapshot"), layout.read_table("ground_truth")
-    embedder = embedder_from_env().get()
-    index = ChunkIndex.open(layout, args.strategy, chunks, vectors, embedder.identity, snapshot)
+    index, chunks, embedder = served_index(args.data_dir, args.strategy)
+    truth = DataDir(Path(args.data_dir)).read_table("ground_truth")
     asked = truth[(truth["kind"] == "answerable") & truth["answers"].map(lambda a: a is not None and len(a) > 0)]
     asked = asked.drop_duplicates("question_id").head(args.questions)
     rows = {}
     for rule in SCORINGS:
         writer = Extractive(embedder, rule)
-        answerer = Answerer(index, with_titles(chunks, snapshot), embedder, writer, tenant=ALL_TENANTS)
+        answerer = Answerer(index, chunks, embedder, writer, tenant=ALL_TENANTS)
         t0 = time.perf_counter()
         answers = answerer.ask_many(asked["query"].tolist())
         ms = (time.perf_counter() - t0) * 1000 / len(asked)

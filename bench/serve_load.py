@@ -30,7 +30,9 @@ import httpx
 import numpy as np
 
 from rag_assets.app.keys import add_key
-from rag_assets.layout import DataDir
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import answerable_questions  # noqa: E402
 
 
 def _free_port() -> int:
@@ -110,8 +112,7 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     args = p.parse_args()
     warnings.simplefilter("ignore")
-    truth = DataDir(Path(args.data_dir)).read_table("ground_truth")
-    questions = truth[truth["kind"] == "answerable"].drop_duplicates("question_id")["query"].tolist()
+    questions = answerable_questions(args.data_dir)
     with tempfile.TemporaryDirectory() as tmp:
         key = add_key(Path(tmp) / "keys.json", "bench", "bench-tenant", False)
         port = _free_port()
