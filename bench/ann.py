@@ -95,7 +95,7 @@ def main() -> None:
     t0 = time.perf_counter()
     vectors = model.encode(texts)
     print(f"{len(texts)} unique real-text chunks embedded ({model.identity}) in {time.perf_counter() - t0:.0f} s")
-    queries = model.encode(real_questions(args.queries))
+    queries = model.encode(real_questions(args.queries), query=True)
     truth, exact_ms = exact(queries, vectors, 100)
     print(f"\n{len(vectors)} real vectors, {len(queries)} real questions, top 100, one thread per query:")
     print(f"  exact: p50 {pct(exact_ms, 50):.3f} ms, p95 {pct(exact_ms, 95):.3f} ms")

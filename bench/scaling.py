@@ -96,7 +96,7 @@ def one_size(size: int, queries: int, strategy: str) -> dict:
         texts = chunks["text"].tolist()
         bm25 = stage("bm25_build", lambda: BM25Index.build(texts))
         vectors, _ = stage("embedding", lambda: EmbeddingCache(root / "cache", model).encode(texts))
-        query_vectors = stage("query_encoding", lambda: model.encode(truth["query"].tolist()))
+        query_vectors = stage("query_encoding", lambda: model.encode(truth["query"].tolist(), query=True))
         index = ChunkIndex(strategy, chunks["chunk_id"].tolist(), texts, vectors, bm25)
         runs = stage(
             "retrieval",

@@ -38,6 +38,9 @@ COLUMNS = {
     "notes": "JSON: what extraction dropped or could not read (garbled pages, formulas without values)",
     "access": "JSON list of the tenants or groups that may see the document; empty: public",
     "encoding": "how a text file's bytes were read (utf-8, or the legacy encoding detected); empty for binary formats",
+    "language": "the document's language (ISO 639-1; in chunk sets and drafted questions, that of the document): "
+    "it decides the BM25 analysis and sentence splitting; und: no letters to identify",
+    "language_source": "where `language` came from: identified (py3langid, first 5,000 characters) or front matter",
     # chunk_sets
     "position": "the chunk's number within its document, from 0",
     "content": "the part of the chunk quoted back in citations (text without the header or overlap)",
@@ -66,7 +69,6 @@ COLUMNS = {
     "origin": "written; drafted (by a model); reviewed (drafted, kept by a person in questions.jsonl); generic",
     "drafted_by": "the drafting model's identity, prompts and settings, for drafted and reviewed questions",
     # drafted_questions
-    "language": "ISO 639-1 code of the needle's document (py3langid)",
     "style": "document (in the document's words) or ticket (as a support ticket would put it)",
     "reply": "the model's reply, as generated",
     "verdict": "kept, or the rule that dropped the phrasing (not_a_question, wrong_language, copies_needle, "

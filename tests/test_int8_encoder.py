@@ -56,7 +56,7 @@ def test_switching_the_embedder_stales_every_embedding_and_ask_refuses_the_other
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
     data_dir = tmp_path / "data"
     run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
-    assert main([*run, "--embedder", "torch"]) == 0
+    assert main([*run, "--embedder", "minilm-fp32"]) == 0
     fp32 = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
     assert fp32["model_id"].str.fullmatch(r"sentence-transformers/all-MiniLM-L6-v2@sha256:\w+").all()
     capsys.readouterr()
@@ -68,5 +68,5 @@ def test_switching_the_embedder_stales_every_embedding_and_ask_refuses_the_other
     ask = ["ask", "Which way must the valve face?", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir)]
     assert main([*ask, "--strategy", "C", "--threshold", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["refused"]  # served by the int8 index (threshold 0: no model call)
-    assert main([*ask, "--strategy", "C", "--embedder", "torch"]) == 2  # fp32 queries cannot search int8 vectors
+    assert main([*ask, "--strategy", "C", "--embedder", "minilm-fp32"]) == 2  # fp32 queries cannot search int8 vectors
     assert "embedding_model" in capsys.readouterr().err

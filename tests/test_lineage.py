@@ -1,6 +1,7 @@
 """Staleness and automation: a change recomputes what it touched and nothing else."""
 
 import dataclasses
+import functools
 
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
@@ -8,9 +9,10 @@ from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
 from rag_assets.app.plan import materialization_steps
 from rag_assets.app.serving import stale_resolver
 from rag_assets.chunking import strategies
-from rag_assets.defs import build_definitions
+from rag_assets.defs import build_definitions, resources
 from rag_assets.defs.external_sources import record_source_versions
 from rag_assets.defs.resources import EmbedderResource
+from rag_assets.retrieval import packaged
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 STRATEGIES = ["A", "C"]
@@ -76,14 +78,13 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
     }
 
 
-def test_switching_the_model_stales_every_embedding_and_nothing_else(built, tmp_path):
+def test_new_weights_of_the_model_stale_every_embedding_and_nothing_else(built, tmp_path, monkeypatch):
+    """Another identity of the packaged model (an upgraded package: here, another name)."""
     defs, instance, cursor, dataset = built
-    other = build_definitions(
-        data_dir=tmp_path / "data",
-        dataset_dir=dataset,
-        llm=False,
-        embedder=EmbedderResource(model_name="another/embedding-model"),
-    )
+    renamed = dataclasses.replace(packaged.PACKAGED["minilm"], name="another/embedding-model")
+    monkeypatch.setitem(packaged.PACKAGED, "minilm", renamed)
+    monkeypatch.setattr(resources, "_embedder", functools.lru_cache(resources._embedder.__wrapped__))  # its own
+    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, embedder=EmbedderResource())
     assert record_source_versions(instance, other.resources) == ["embedding_model"]
     assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
@@ -106,7 +107,7 @@ def test_changing_the_bm25_analyzer_stales_every_bm25_index_and_runs_record_what
 
     defs, instance, cursor, dataset = built
     runs = pd.read_parquet(tmp_path / "data" / "assets" / "retrieval_runs.parquet")
-    assert {json.loads(b)["analyzer"] for b in runs["bm25"]} == {"english"}  # as the indexes were built
+    assert {json.loads(b)["analyzer"] for b in runs["bm25"]} == {"per-language"}  # as the indexes were built
     other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, bm25_analyzer="plain")
     assert record_source_versions(instance, other.resources) == ["bm25_settings"]
     assert _stale(other, instance) == {f"bm25_index[{s}]": ["has a new dependency data version"] for s in STRATEGIES}

@@ -211,12 +211,14 @@ def test_document_level_rankings_reach_as_many_distinct_documents_as_asked():
 
 def test_the_tokeniser_differs_from_lucenes_standard_tokenizer_where_the_docs_say():
     """docs/pipeline.md says `english` approximates EnglishAnalyzer and names where its tokens
-    differ from StandardTokenizer's (which keeps each of these whole, and splits ideographs)."""
+    differ from StandardTokenizer's (which keeps each of these whole), and that a CJK run becomes its
+    bigrams as in Lucene's CJKAnalyzer."""
     tokens = Tokenizer("plain")
     assert tokens("don't") == ["don", "t"]
     assert tokens("1,000 and 3.14") == ["1", "000", "and", "3", "14"]
     assert tokens("U.S.A. snake_case") == ["u", "s", "a", "snake", "case"]
-    assert tokens("東京都") == ["東京都"]
+    assert tokens("東京都") == ["東京", "京都"] and tokens("RAG系统x") == ["rag", "系统", "x"]
+    assert tokens("都") == ["都"]
     assert Tokenizer("english")("The pump's valves") == ["pump", "valv"]
 
 

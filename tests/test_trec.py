@@ -15,7 +15,8 @@ from rag_assets.evaluation import metric_tables, trec
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.dataset import BUNDLED_DATASET
-from rag_assets.retrieval.embedding import DEFAULT_BACKEND, Embedder
+from rag_assets.retrieval import packaged
+from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
@@ -26,7 +27,7 @@ KS = (1, 4, 8, 20)
 def _embedder() -> Embedder:
     """One encoder for the module: the default int8 one (the figures compared are ours and
     ranx's on the same runs, whichever model ranked them)."""
-    return Embedder(backend=DEFAULT_BACKEND)
+    return packaged.embedder(packaged.DEFAULT_EMBEDDER)
 
 
 def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*(f"hit_rate@{k}" for k in KS), "mrr")):

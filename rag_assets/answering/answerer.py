@@ -205,7 +205,7 @@ class Answerer:
     def retrieve(self, question: str) -> tuple[list[str], list[float], float]:
         """(ranked chunk ids, their cosine distances, milliseconds) from the chosen retriever."""
         t0 = time.perf_counter()
-        vector = self.embedder.encode([question])
+        vector = self.embedder.encode([question], query=True)
         chosen = [r for r in self.rerankers if r.name == self.retriever]
         runs = run_queries(
             self.index,

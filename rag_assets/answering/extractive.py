@@ -84,8 +84,8 @@ class Extractive:
             return order
         by_dense = by_lexical = order
         if self.scoring in ("dense", "hybrid"):
-            vectors = self.embedder.encode([question, *texts])
-            by_dense = sorted(order, key=lambda i: (-float(vectors[0] @ vectors[i + 1]), i))
+            similarity = self.embedder.encode(texts) @ self.embedder.encode([question], query=True)[0]
+            by_dense = sorted(order, key=lambda i: (-float(similarity[i]), i))
         if self.scoring in ("lexical", "hybrid"):
             scores = _lexical_scores(question, texts, self.tokenize)
             by_lexical = sorted(order, key=lambda i: (-scores[i], i))

@@ -166,15 +166,15 @@ def _embedder(args: argparse.Namespace):
     """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else the default.
     The settings read from the environment are checked here, so a bad one is a refusal."""
     from rag_assets.defs.resources import EmbedderResource, ann_settings_from_env
-    from rag_assets.retrieval.embedding import BACKENDS
+    from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
 
     try:
         ann_settings_from_env()
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    if os.environ.get("RAG_ASSETS_EMBEDDER", BACKENDS[0]) not in BACKENDS:
-        raise CommandError(f"RAG_ASSETS_EMBEDDER must be one of {', '.join(BACKENDS)}")
-    return EmbedderResource(backend=args.embedder) if args.embedder else None
+    if os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_EMBEDDER) not in PACKAGED:
+        raise CommandError(f"RAG_ASSETS_EMBEDDER must be one of {', '.join(PACKAGED)}")
+    return EmbedderResource(model=args.embedder) if args.embedder else None
 
 
 def _compute(args: argparse.Namespace):
@@ -820,13 +820,14 @@ def parser() -> argparse.ArgumentParser:
     from rag_assets.chunking.strategies import STRATEGIES
     from rag_assets.drafting.question_set import MODES
     from rag_assets.ingest.ground_truth import Sample
-    from rag_assets.retrieval.embedding import BACKENDS, DEFAULT_BACKEND
+    from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
 
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     embedder_option = {
-        "choices": BACKENDS,
-        "help": "how the embedding model runs: onnx-int8 (int8 weights on ONNX Runtime) or torch (fp32 "
-        f"sentence-transformers); each is a model of its own; default: $RAG_ASSETS_EMBEDDER, else {DEFAULT_BACKEND}",
+        "choices": list(PACKAGED),
+        "help": "the embedding model: "
+        + "; ".join(f"{k} ({v.about})" for k, v in PACKAGED.items())
+        + f"; each is a model of its own; default: $RAG_ASSETS_EMBEDDER, else {DEFAULT_EMBEDDER}",
     }
     instance_option = {
         "metavar": "URL",

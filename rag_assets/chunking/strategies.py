@@ -69,6 +69,7 @@ CHUNK_COLUMNS = [
     "extractor",
     "extractor_version",
     "locator",
+    "language",
 ]
 
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
@@ -305,6 +306,7 @@ def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
                 "extractor": d.extractor,
                 "extractor_version": d.extractor_version,
                 "locator": spans.locate(c.start, c.end),
+                "language": d.language,
             }
             for c in chunk_document(d.document_id, d.title, d.text, strategy)
         ]

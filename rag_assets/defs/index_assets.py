@@ -31,7 +31,7 @@ from rag_assets.retrieval.embedding import (
     vectors_of,
 )
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
-from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.lexical import BM25Index, describe
 
 UNIT_TOLERANCE = 1e-5
 
@@ -148,8 +148,11 @@ def bm25_index(
     """A bm25s index over each chunk's embedded `text`, saved beside the Parquet assets."""
     settings = retrieval.bm25()
     t0 = time.perf_counter()
-    index = BM25Index.build(chunk_sets["text"].tolist(), settings)
+    index = BM25Index.build(chunk_sets["text"].tolist(), settings, chunk_sets["language"].tolist())
     seconds = time.perf_counter() - t0
+    analyses = {describe(a): n for a, n in index.analyses.items()}
+    for line in (a for a in analyses if "plain tokens" in a):
+        context.log.warning(f"{line}: its chunks are matched word for word, without stemming")
     path = data_dir.layout.bm25(context.partition_key)
     index.save(path)
     return MaterializeResult(
@@ -158,6 +161,7 @@ def bm25_index(
             "settings": MetadataValue.json(vars(settings)),
             "documents": index.n_docs,
             "vocabulary": index.vocabulary_size,
+            "analyses": MetadataValue.json(analyses),  # what made each language's terms, and its chunks
             "build_seconds": decimals(seconds),
         }
     )
@@ -202,7 +206,9 @@ def hnsw_index(
     index_bytes = path.stat().st_size
     queries = ground_truth.drop_duplicates("query")
     queries = queries.sample(n=min(ANN_QUERIES, len(queries)), random_state=0)["query"].tolist()
-    recall, ms = recall_against_exact(graph, vectors, model.encode(queries)) if queries else ({10: None, 100: None}, 0)
+    recall, ms = ({10: None, 100: None}, 0)
+    if queries:
+        recall, ms = recall_against_exact(graph, vectors, model.encode(queries, query=True))
     row.update(
         built=True,
         m=ann.M,

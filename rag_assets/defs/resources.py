@@ -16,8 +16,10 @@ from rag_assets.ingest.corpus import MAX_BYTES
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
-from rag_assets.retrieval.embedding import DEFAULT_BACKEND, MODEL_NAME, Embedder
+from rag_assets.retrieval import packaged
+from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
 from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
+from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER
 
 DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
 LLM_RERANK_SAMPLE = 30  # answerable questions the opt-in LLM reranker scores
@@ -70,26 +72,30 @@ class DataDirResource(ConfigurableResource):
 
 
 class EmbedderResource(ConfigurableResource):
-    """The embedding model: a local sentence-transformers folder; empty = packaged all-MiniLM-L6-v2."""
+    """The embedding model: a packaged one by name (`model`: minilm, minilm-fp32, mpnet, me5-small;
+    rag_assets.retrieval.packaged), or a local sentence-transformers folder (`model_path`, run in
+    fp32 under `model_name`), which replaces it."""
 
+    model: str = DEFAULT_EMBEDDER
     model_path: str = ""
     model_name: str = MODEL_NAME
     batch_size: int = 32
-    backend: str = DEFAULT_BACKEND  # "onnx-int8" (int8 weights on ONNX Runtime) or "torch" (fp32)
 
     def get(self) -> Embedder:
         """This process's one Embedder for these settings (the weights load on first use)."""
-        return _embedder(self.model_path, self.model_name, self.batch_size, self.backend)
+        return _embedder(self.model, self.model_path, self.model_name, self.batch_size)
 
     def identity(self) -> str:
         """Name plus fingerprint; the files are hashed, not loaded."""
         return self.get().identity
 
 
-@lru_cache(maxsize=2)
-def _embedder(model_path: str, model_name: str, batch_size: int, backend: str) -> Embedder:
+@lru_cache(maxsize=4)
+def _embedder(model: str, model_path: str, model_name: str, batch_size: int) -> Embedder:
     """One loaded model per process and setting: assets of one run share it."""
-    return Embedder(Path(model_path) if model_path else None, model_name, batch_size, backend)
+    if model_path:
+        return Embedder(Path(model_path), model_name, batch_size, "torch")
+    return packaged.embedder(model, batch_size)
 
 
 def ann_settings_from_env() -> dict:
@@ -104,8 +110,8 @@ def ann_settings_from_env() -> dict:
 
 
 def embedder_from_env() -> EmbedderResource:
-    """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER picks the backend."""
-    return EmbedderResource(backend=os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_BACKEND))
+    """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER names the model."""
+    return EmbedderResource(model=os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_EMBEDDER))
 
 
 ENGINES = ("local", "ray")

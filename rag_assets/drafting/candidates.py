@@ -66,11 +66,12 @@ def _sentences(text: str, language: str) -> Iterator[tuple[str, int, str]]:
 
 def candidates(documents: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[str, int]]:
     """(every usable needle of the `ok` documents, counts of sentences by the rule that dropped
-    them, with `kept`). Each document's language is identified once and recorded."""
+    them, with `kept`). Each document's language is the snapshot's (identified once, or set in its
+    front matter)."""
     ok = documents[documents["status"] == "ok"]
     rows, counts = [], {"sentences": 0}
     for doc in ok.itertuples():
-        language = language_of(doc.text)
+        language = doc.language if isinstance(doc.language, str) else language_of(doc.text)
         for sentence, start, section in _sentences(doc.text, language):
             counts["sentences"] += 1
             problem = _prose_problem(sentence)

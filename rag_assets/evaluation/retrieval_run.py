@@ -22,7 +22,7 @@ def encode_queries(model, queries: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     vectors, encode_ms = [], []
     for q in queries:
         t0 = time.perf_counter()
-        vectors.append(model.encode([q])[0])
+        vectors.append(model.encode([q], query=True)[0])
         encode_ms.append((time.perf_counter() - t0) * 1000)
     return (np.stack(vectors) if vectors else np.zeros((0, model.dim), np.float32)), np.array(encode_ms)
 

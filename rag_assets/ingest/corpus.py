@@ -19,6 +19,7 @@ import pandas as pd
 
 from rag_assets.ingest.access import SIDECAR_SUFFIX, BadAccessList, read_sidecar, sidecar_of
 from rag_assets.ingest.extractors import EXTRACTORS, ExtractionFailed
+from rag_assets.ingest.language import language_of
 
 SNAPSHOT_COLUMNS = [
     "document_id",
@@ -36,6 +37,8 @@ SNAPSHOT_COLUMNS = [
     "notes",
     "access",
     "encoding",
+    "language",
+    "language_source",
 ]
 MAX_BYTES = 50 * 1024 * 1024  # a larger file is refused, not read: raise it per dataset if needed
 
@@ -260,6 +263,8 @@ def load_document(entry: FolderEntry, listing: Listing, max_bytes: int = MAX_BYT
         "notes": json.dumps(extracted.notes),
         "access": None if access is None else json.dumps(access),
         "encoding": extracted.encoding,
+        "language": extracted.language or language_of(extracted.text),
+        "language_source": "front matter" if extracted.language else "identified",
     }
 
 

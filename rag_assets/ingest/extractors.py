@@ -39,6 +39,7 @@ REASONS = (
     "encrypted",
     "no_text_layer",
     "bad_access_list",
+    "bad_language",
     "extractor_error",
 )
 
@@ -58,6 +59,7 @@ class Extracted:
     notes: list[str] = field(default_factory=list)  # what was dropped or could not be read, per page
     access: list[str] | None = None  # tenants or groups from front matter; None: not restricted here
     encoding: str | None = None  # how a text file's bytes were read; None for binary formats
+    language: str | None = None  # from front matter (`language: bg`); None: identified from the text
 
 
 def normalise(text: str) -> str:
@@ -218,16 +220,35 @@ def front_matter_access(meta_text: str) -> list[str] | None:
     return parse_access(meta["access"]) if keys else None
 
 
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
+
+
+def front_matter_language(meta_text: str) -> str | None:
+    """The `language:` of front matter (an ISO 639-1 code, `bg`), which overrides the identified
+    language; None when absent. Read after the access list, so the YAML is known to be a mapping."""
+    import yaml
+
+    value = (yaml.safe_load(meta_text) or {}).get("language")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _LANGUAGE_CODE.fullmatch(value.strip().lower()):
+        raise ExtractionFailed(
+            "bad_language", f"front matter `language: {value}` is not a language code: write it as `language: bg`"
+        )
+    return value.strip().lower()
+
+
 def extract_markdown(raw: bytes) -> Extracted:
     """Markdown (and plain text) as written: UTF-8 (BOM dropped), newlines as \\n, Unicode NFC,
-    no trailing whitespace; YAML front matter (`access:`) is read and kept out of the text."""
+    no trailing whitespace; YAML front matter (`access:`, `language:`) is read and kept out of the text."""
     decoded = decode(raw)
     try:
         meta, text = split_front_matter(normalise(decoded.text))
         access = front_matter_access(meta) if meta is not None else None
     except BadAccessList as exc:
         raise ExtractionFailed("bad_access_list", str(exc)) from None
-    return Extracted(_require_text(text), access=access, encoding=decoded.encoding)
+    language = front_matter_language(meta) if meta is not None else None
+    return Extracted(_require_text(text), access=access, encoding=decoded.encoding, language=language)
 
 
 # --- HTML ----------------------------------------------------------------------------------

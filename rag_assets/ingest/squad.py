@@ -15,6 +15,7 @@ import unicodedata
 from pathlib import Path
 
 from rag_assets.ingest.dataset import Dataset, write_questions
+from rag_assets.ingest.language import language_of
 from rag_assets.ingest.sentences import sentence_spans
 from rag_assets.ingest.staging import ImportRefused, staged_folder
 
@@ -91,7 +92,7 @@ def _write(articles: list, dataset: Dataset, extra: list[dict]) -> dict:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             contexts.append(_nfc(context.strip()))
-            sentences = sentence_spans(context, "en")
+            sentences = sentence_spans(context, language_of(context))
             for qa in paragraph["qas"]:
                 record = {"id": qa["id"], "phrasings": [qa["question"].strip()]}
                 if qa.get("is_impossible"):

