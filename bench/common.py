@@ -36,12 +36,14 @@ def served_index(data_dir, strategy: str):
     """(the strategy's index as `ask` opens it, its chunks with titles, the query model) from a
     materialised data dir, without the instance's freshness checks."""
     from rag_assets.answering.answerer import with_titles
+    from rag_assets.defs.partitions import model_strategy_key
     from rag_assets.defs.resources import embedder_from_env
     from rag_assets.retrieval.search import ChunkIndex
 
-    layout = DataDir(Path(data_dir))
-    chunks, vectors = layout.read_table("chunk_sets", strategy), layout.read_table("embeddings", strategy)
-    snapshot, embedder = layout.read_table("corpus_snapshot"), embedder_from_env().get()
+    layout, resource = DataDir(Path(data_dir)), embedder_from_env()
+    chunks = layout.read_table("chunk_sets", strategy)
+    vectors = layout.read_table("embeddings", model_strategy_key(resource.primary, strategy))
+    snapshot, embedder = layout.read_table("corpus_snapshot"), resource.get()
     index = ChunkIndex.open(layout, strategy, chunks, vectors, embedder.identity, snapshot)
     return index, with_titles(chunks, snapshot), embedder
 

@@ -53,16 +53,19 @@ def step(data_dir: Path, dataset: Path, job: str, assets: list[str], partition: 
     out = {"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if partition:
         from rag_assets import storage
+        from rag_assets.defs.partitions import model_strategy_key
         from rag_assets.layout import DataDir
-        from rag_assets.retrieval.embedding import Embedder, embedding_frame
+        from rag_assets.retrieval import packaged
+        from rag_assets.retrieval.embedding import embedding_frame
+        from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER
 
         layout = DataDir(data_dir)
         chunks = layout.read_table("chunk_sets", partition)
         vectors = np.random.default_rng(0).standard_normal((len(chunks), 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         storage.write_parquet(
-            layout.table("embeddings", partition),
-            embedding_frame(chunks, vectors, Embedder(backend="onnx-int8").identity),
+            layout.table("embeddings", model_strategy_key(DEFAULT_EMBEDDER, partition)),
+            embedding_frame(chunks, vectors, packaged.embedder(DEFAULT_EMBEDDER).identity),
         )
         out["chunks"] = len(chunks)
     return out

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rag_assets.answering.generation import LocalLM
 from rag_assets.answering.support import LONG_WORD, check_support
+from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.defs.resources import embedder_from_env
 from rag_assets.evaluation import significance
 from rag_assets.evaluation.answer_eval import evaluate_answers
@@ -49,7 +50,7 @@ def main() -> None:
         layout,
         args.strategy,
         layout.read_table("chunk_sets", args.strategy),
-        layout.read_table("embeddings", args.strategy),
+        layout.read_table("embeddings", model_strategy_key(embedder_from_env().primary, args.strategy)),
         layout.read_table("corpus_snapshot"),
         truth,
         sample,

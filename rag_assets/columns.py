@@ -96,6 +96,8 @@ COLUMNS = {
     "ndcg_10": "nDCG@10 over documents, as trec_eval computes it (document-level questions)",
     "recall_100": "recall of the relevant documents within the first 100 distinct documents",
     # evaluation_tables, significance_report, refusal_sweep, generation_eval summaries
+    "family": "the Holm family a sign test was adjusted in: chapter (the chapter's comparisons) or models (every "
+    "pair of embedding models)",
     "metric": "which figure the row holds",
     "k": "the cut-off (recall@k)",
     "value": "the figure: a mean over questions (each the mean of its phrasings)",
@@ -141,7 +143,9 @@ COLUMNS = {
     "sources": "JSON: every source the model was shown",
     "omitted": "JSON: chunks that passed the gate but not the input budget",
     "prompt": "everything the model read",
-    "model": "the generator that wrote the answer",
+    "model": "in retrieval_runs, hnsw_index and refusal_sweep the embedding model by its packaged name (minilm, "
+    "minilm-fp32, mpnet, me5-small; empty for BM25, which uses none); in generation_eval the generator that wrote "
+    "the answer",
     "prompt_tokens": "tokens of the prompt",
     "retrieval_ms": "milliseconds to retrieve",
     "context_ms": "milliseconds to build the prompt",

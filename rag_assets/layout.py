@@ -68,8 +68,11 @@ class DataDir:
         return self.root / "assets"
 
     def table(self, asset: str, partition: str | None = None) -> storage.AnyPath:
-        """The Parquet file of an asset (the IO manager's layout)."""
-        return self.assets / asset / f"{partition}.parquet" if partition else self.assets / f"{asset}.parquet"
+        """The Parquet file of an asset (the IO manager's layout: a (model, strategy) partition
+        `minilm|E` is the file `minilm/E.parquet`)."""
+        if partition:
+            return self.assets / asset / f"{partition.replace('|', '/')}.parquet"
+        return self.assets / f"{asset}.parquet"
 
     def read_table(self, asset: str, partition: str | None = None) -> pd.DataFrame:
         path = self.table(asset, partition)
@@ -80,8 +83,8 @@ class DataDir:
     def bm25(self, strategy: str) -> storage.AnyPath:
         return self.assets / "bm25_index" / strategy
 
-    def hnsw(self, strategy: str) -> storage.AnyPath:
-        return self.assets / "hnsw_index" / f"{strategy}.faiss"
+    def hnsw(self, model: str, strategy: str) -> storage.AnyPath:
+        return self.assets / "hnsw_index" / model / f"{strategy}.faiss"
 
     @property
     def history(self) -> storage.AnyPath:

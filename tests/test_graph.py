@@ -4,11 +4,15 @@ from dagster import Definitions
 
 from rag_assets.app.plan import materialization_steps
 from rag_assets.chunking.strategies import STRATEGIES
-from rag_assets.defs import defs
+from rag_assets.defs import build_definitions, defs
+from rag_assets.defs.resources import EmbedderResource
+from rag_assets.retrieval.packaged import PACKAGED
 
+MODELS = ["minilm", "minilm-fp32", "mpnet", "me5-small"]
+BY_MODEL = [f"{m}|{s}" for m in MODELS for s in ["A", "B", "C", "D", "E", "F", "W", "doc"]]
 EXPECTED = {
     "corpus_files": {"group": "sources", "deps": [], "partitions": None, "checks": []},
-    "embedding_model": {"group": "sources", "deps": [], "partitions": None, "checks": []},
+    "embedding_model": {"group": "sources", "deps": [], "partitions": MODELS, "checks": []},
     "questions_file": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "bm25_settings": {"group": "sources", "deps": [], "partitions": None, "checks": []},
     "chunker_settings": {
@@ -44,7 +48,7 @@ EXPECTED = {
     "embeddings": {
         "group": "indexing",
         "deps": ["chunk_sets", "embedding_model"],
-        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "partitions": BY_MODEL,
         "checks": ["single_model_identity", "unit_norm_and_distance_identity"],
     },
     "bm25_index": {
@@ -56,7 +60,7 @@ EXPECTED = {
     "hnsw_index": {
         "group": "indexing",
         "deps": ["embeddings", "ground_truth"],
-        "partitions": ["A", "B", "C", "D", "E", "F", "W", "doc"],
+        "partitions": BY_MODEL,
         "checks": [],
     },
     "retrieval_runs": {
@@ -133,15 +137,21 @@ def test_asset_graph_is_pinned():
     assert [s.name for s in defs.schedules] == ["nightly_evaluation_0200_utc"]
     sensors = {s.name: s.default_status.value for s in defs.sensors}
     assert sensors == {"source_versions_sensor": "RUNNING", "automation": "RUNNING"}
-    assert EXPECTED["chunk_sets"]["partitions"] == list(STRATEGIES)
+    assert EXPECTED["chunk_sets"]["partitions"] == list(STRATEGIES) and MODELS == list(PACKAGED)
 
 
 def test_run_plan_is_one_run_per_partition_after_the_roots():
-    steps = materialization_steps(defs, ["A", "W"])
+    """Per strategy: its chunk set and BM25 index, then its embeddings and graph once per model."""
+    two = build_definitions(embedder=EmbedderResource(models="me5-small,minilm"))
+    steps = materialization_steps(two, ["A", "W"])
     assert [(s.label, [k.to_user_string() for k in s.keys], s.partition_key) for s in steps] == [
         ("unpartitioned roots", ["corpus_snapshot", "drafted_questions", "ground_truth"], None),
-        ("partition A", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "A"),
-        ("partition W", ["chunk_sets", "bm25_index", "embeddings", "hnsw_index"], "W"),
+        ("partition A", ["chunk_sets", "bm25_index"], "A"),
+        ("partition me5-small|A", ["embeddings", "hnsw_index"], "me5-small|A"),
+        ("partition minilm|A", ["embeddings", "hnsw_index"], "minilm|A"),
+        ("partition W", ["chunk_sets", "bm25_index"], "W"),
+        ("partition me5-small|W", ["embeddings", "hnsw_index"], "me5-small|W"),
+        ("partition minilm|W", ["embeddings", "hnsw_index"], "minilm|W"),
         (
             "downstream of partitions",
             [

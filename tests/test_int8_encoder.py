@@ -48,25 +48,30 @@ def test_vectors_are_unit_length_and_close_to_their_fp32_twins(int8):
     assert np.array_equal(int8.encode(texts[:5]), a[:5])  # batch composition does not change a vector
 
 
-def test_switching_the_embedder_stales_every_embedding_and_ask_refuses_the_other(
+def test_each_model_has_its_own_partitions_and_ask_serves_from_the_one_it_names(
     tiny_dataset, tmp_path, model_cache, monkeypatch, capsys
 ):
+    """The fp32 and int8 encoders are two models: each writes its own partitions, neither stales the
+    other's, and `ask --embedder` searches the named model's vectors with that model's queries."""
     for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
         monkeypatch.setenv(var, "unset")
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
     data_dir = tmp_path / "data"
     run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
-    assert main([*run, "--embedder", "minilm-fp32"]) == 0
-    fp32 = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
+    assert main([*run, "--models", "minilm-fp32"]) == 0
+    fp32 = pd.read_parquet(data_dir / "assets" / "embeddings" / "minilm-fp32" / "C.parquet")
     assert fp32["model_id"].str.fullmatch(r"sentence-transformers/all-MiniLM-L6-v2@sha256:\w+").all()
     capsys.readouterr()
     assert main(run) == 0  # the default: int8
     out = capsys.readouterr().out
-    assert "new source versions: embedding_model" in out and "embeddings[C]" in out
-    vectors = pd.read_parquet(data_dir / "assets" / "embeddings" / "C.parquet")
+    assert "new source versions: embedding_model[minilm]" in out and "embeddings[minilm|C]" in out
+    vectors = pd.read_parquet(data_dir / "assets" / "embeddings" / "minilm" / "C.parquet")
     assert vectors["model_id"].str.contains(r"\+onnx-int8@sha256:").all()
+    assert pd.read_parquet(data_dir / "assets" / "embeddings" / "minilm-fp32" / "C.parquet").equals(fp32)
     ask = ["ask", "Which way must the valve face?", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir)]
-    assert main([*ask, "--strategy", "C", "--threshold", "0", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["refused"]  # served by the int8 index (threshold 0: no model call)
-    assert main([*ask, "--strategy", "C", "--embedder", "minilm-fp32"]) == 2  # fp32 queries cannot search int8 vectors
-    assert "embedding_model" in capsys.readouterr().err
+    for model in ("minilm", "minilm-fp32"):
+        assert main([*ask, "--strategy", "C", "--embedder", model, "--answerer", "extractive", "--json"]) == 0
+        answer = json.loads(capsys.readouterr().out)
+        assert not answer["refused"] and "north" in answer["answer"], model
+    assert main([*ask, "--strategy", "C", "--embedder", "me5-small"]) == 2  # never materialised: refused
+    assert "embeddings[me5-small|C] has never been materialised" in capsys.readouterr().err

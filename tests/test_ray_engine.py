@@ -89,7 +89,7 @@ def test_a_run_on_ray_into_a_bucket_materialises_the_same_tables_as_a_local_one(
     here, there = runs["local"], reader
     assert there.remote and not (there.dagster_home / "history").exists()  # nothing in SQLite
 
-    a, b = (d.read_table("embeddings", "E") for d in (here, there))
+    a, b = (d.read_table("embeddings", "minilm|E") for d in (here, there))
     assert a["chunk_id"].tolist() == b["chunk_id"].tolist() and len(a) > 800
     assert np.abs(np.stack(a["embedding"]) - np.stack(b["embedding"])).max() <= 1e-6
     for table in ("corpus_snapshot", "evaluation_tables"):
@@ -113,7 +113,7 @@ def test_a_run_on_ray_into_a_bucket_materialises_the_same_tables_as_a_local_one(
     assert metadata["engine"].value == "ray" and metadata["workers"].value == 2
     assert metadata["shards"].value == len(shards) and metadata["restarts"].value == 0
     assert len(metadata["chunks_per_second_per_worker"].value) == 2
-    assert metadata["path"].value == "assets/embeddings/E.parquet"  # relative to the data dir, wherever it is
+    assert metadata["path"].value == "assets/embeddings/minilm/E.parquet"  # relative to the data dir, wherever it is
 
 
 def graphql(base: str, query: str, variables: dict | None = None) -> dict:

@@ -83,7 +83,7 @@ def test_a_healthy_index_is_served(copy, capsys):
 @pytest.mark.parametrize(
     "damage, names",
     [
-        (lambda d: d.table("embeddings", "E").unlink(), "embeddings[E] cannot be read"),
+        (lambda d: d.table("embeddings", "minilm|E").unlink(), "embeddings[minilm|E] cannot be read"),
         (
             lambda d: d.table("chunk_sets", "E").write_bytes(d.table("chunk_sets", "E").read_bytes()[:300]),
             "chunk_sets[E] cannot be read",
@@ -221,7 +221,7 @@ def poison_embedding_cache(data_dir: Path) -> None:
 
 
 def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, set[str]]:
-    """Re-materialise embeddings[E] alone, then ask the automation what it would launch next.
+    """Re-materialise embeddings[minilm|E] alone, then ask the automation what it would launch next.
     Returns (the run succeeded, the assets it would launch)."""
     defs = build_definitions(data_dir=data_dir, dataset_dir=dataset, llm=False)
     job = defs.resolve_implicit_global_asset_job_def()
@@ -230,7 +230,7 @@ def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, s
         ok = job.execute_in_process(
             instance=instance,
             asset_selection=[AssetKey("embeddings")],
-            partition_key="E",
+            partition_key="minilm|E",
             raise_on_error=False,
             run_config=QUIET,
         ).success
@@ -290,14 +290,14 @@ def test_a_failed_blocking_check_stops_everything_downstream_and_the_index_is_re
     assert not ok and requested == set()
     code, _, err = ask(capsys, dataset, poisoned)
     assert code == 2
-    one_line_refusal(err, "embeddings[E] failed its check single_model_identity")
+    one_line_refusal(err, "embeddings[minilm|E] failed its check single_model_identity")
     assert ask(capsys, dataset, control)[0] == 0
 
 
 def test_vectors_are_refused_for_edited_chunk_texts_under_the_same_ids(built):
     _, data_dir = built
     layout = DataDir(data_dir)
-    chunks, vectors = layout.read_table("chunk_sets", "E"), layout.read_table("embeddings", "E")
+    chunks, vectors = layout.read_table("chunk_sets", "E"), layout.read_table("embeddings", "minilm|E")
     identity = vectors["model_id"].iloc[0]
     bm25 = BM25Index.load(layout.bm25("E"))
     ChunkIndex.from_tables("E", chunks, vectors, bm25, identity)  # as materialised: served

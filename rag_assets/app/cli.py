@@ -163,18 +163,21 @@ def _dataset(args: argparse.Namespace) -> Dataset:
 
 
 def _embedder(args: argparse.Namespace):
-    """The embedder resource `--embedder` asks for; None: $RAG_ASSETS_EMBEDDER, else the default.
-    The settings read from the environment are checked here, so a bad one is a refusal."""
+    """The embedder resource `--models` (run, ui) or `--embedder` (ask, serve) asks for; None:
+    $RAG_ASSETS_MODELS, else the default. The settings read from the environment are checked
+    here, so a bad one is a refusal."""
     from rag_assets.defs.resources import EmbedderResource, ann_settings_from_env
-    from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
+    from rag_assets.retrieval import packaged
 
+    chosen = getattr(args, "models", None) or getattr(args, "embedder", None)
     try:
         ann_settings_from_env()
+        packaged.names(os.environ.get("RAG_ASSETS_MODELS") or packaged.DEFAULT_EMBEDDER)
+        if chosen:
+            packaged.names(chosen)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    if os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_EMBEDDER) not in PACKAGED:
-        raise CommandError(f"RAG_ASSETS_EMBEDDER must be one of {', '.join(PACKAGED)}")
-    return EmbedderResource(model=args.embedder) if args.embedder else None
+    return EmbedderResource(models=chosen) if chosen else None
 
 
 def _compute(args: argparse.Namespace):
@@ -542,6 +545,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     try:
         with _served_instance(args) as (defs, instance, data_dir):
             settings, generator = defs.resources["retrieval"], defs.resources["generator"]
+            embedder_name = defs.resources["embedder"].primary
             embedder = defs.resources["embedder"].get()
             strategy = args.strategy or serving_strategy_of(defs, instance)
             index, chunks = load_index(defs, instance, strategy, embedder.identity)
@@ -564,7 +568,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             answerer=answerer,
             retriever=args.retriever,
             budget=generator.input_budget,
-            threshold=settings.refusal_threshold if args.threshold is None else args.threshold,
+            threshold=args.threshold if args.threshold is not None else settings.threshold(embedder_name),
             tenant=ALL_TENANTS if args.all_tenants else args.tenant,
             cross_encoder=settings.cross_encoder,
             llm_rerank_depth=settings.llm_rerank_depth,
@@ -724,7 +728,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         env={  # dg then knows its venv is the active one
             **os.environ,
             "VIRTUAL_ENV": str(venv.parent),
-            **({"RAG_ASSETS_EMBEDDER": args.embedder} if args.embedder else {}),
+            **({"RAG_ASSETS_MODELS": args.models} if args.models else {}),
         },
         start_new_session=True,
         preexec_fn=_default_signals,
@@ -809,7 +813,6 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    from rag_assets.answering import refusal
     from rag_assets.answering.answerer import (
         ANSWERERS,
         DEFAULT_ANSWERER,
@@ -825,9 +828,15 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     embedder_option = {
         "choices": list(PACKAGED),
-        "help": "the embedding model: "
+        "help": "the embedding model to answer with (its embeddings must be materialised: `run --models`): "
         + "; ".join(f"{k} ({v.about})" for k, v in PACKAGED.items())
-        + f"; each is a model of its own; default: $RAG_ASSETS_EMBEDDER, else {DEFAULT_EMBEDDER}",
+        + f"; default: the first of $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
+    }
+    models_option = {
+        "metavar": "LIST",
+        "help": f"the embedding models to materialise and compare, comma-separated ({', '.join(PACKAGED)}): "
+        f"each has its own partitions of embeddings and HNSW graphs; the first is the one `ask` serves from; "
+        f"default: $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
     }
     instance_option = {
         "metavar": "URL",
@@ -920,7 +929,7 @@ def parser() -> argparse.ArgumentParser:
         "default, as it measured worse than no reranking and costs seconds per question",
     )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
-    run.add_argument("--embedder", **embedder_option)
+    run.add_argument("--models", **models_option)
     run.add_argument("--instance-postgres", **instance_option)
     run.add_argument("--engine", **engine_option)
     run.add_argument("--ray-address", **address_option)
@@ -937,7 +946,11 @@ def parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER, help=f"default: {DEFAULT_RETRIEVER}")
     ask.add_argument(
-        "--threshold", type=_threshold, help=f"refusal gate: cosine distance in [0, 2] (default: {refusal.THRESHOLD})"
+        "--threshold",
+        type=_threshold,
+        help="refusal gate: cosine distance in [0, 2] (default: the served model's own, "
+        + ", ".join(f"{k} {v.threshold}" for k, v in PACKAGED.items())
+        + ")",
     )
     ask.add_argument(
         "--answerer",
@@ -1009,7 +1022,7 @@ def parser() -> argparse.ArgumentParser:
     ui.add_argument("--switch-dataset", **switch_option)
     ui.add_argument("--data-dir", default=str(data_dir))
     ui.add_argument("--port", type=_port, default=3000)
-    ui.add_argument("--embedder", **embedder_option)
+    ui.add_argument("--models", **models_option)
     ui.add_argument("--instance-postgres", **instance_option)
     ui.add_argument("--engine", **engine_option)
     ui.add_argument("--ray-address", **address_option)

@@ -1,14 +1,17 @@
 """How `rag-assets run` materialises the whole graph: one run per partition.
 
-Dagster's IO manager cannot write several partitions in one run, so the graph is
-materialised in three stages derived from the graph itself (new assets need no edit):
-unpartitioned roots, then every partitioned asset once per partition key, then the
+Dagster's IO manager cannot write several partitions in one run, and one run cannot mix
+partitions definitions, so the graph is materialised in three stages derived from the graph
+itself (new assets need no edit): unpartitioned roots; then, per strategy, its per-strategy
+assets and after them its per-(model, strategy) assets once for each model; then the
 unpartitioned assets downstream of partitions.
 """
 
 from dataclasses import dataclass
 
-from dagster import AssetKey, Definitions
+from dagster import AssetKey, Definitions, MultiPartitionsDefinition
+
+from rag_assets.defs.partitions import model_strategy_key
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,9 @@ class Step:
     partition_key: str | None = None
 
 
-def materialization_steps(defs: Definitions, partition_keys: list[str]) -> list[Step]:
+def materialization_steps(defs: Definitions, strategies: list[str]) -> list[Step]:
+    """The steps for `strategies` and the embedding models the definitions' embedder names."""
+    models = defs.resources["embedder"].names()
     graph = defs.resolve_asset_graph()
     order = [k for k in graph.toposorted_asset_keys if graph.get(k).is_materializable]
     partitioned = {k for k in order if graph.get(k).partitions_def is not None}
@@ -29,9 +34,15 @@ def materialization_steps(defs: Definitions, partition_keys: list[str]) -> list[
             downstream.add(k)
     roots = tuple(k for k in order if k not in partitioned and k not in downstream)
     steps = [Step("unpartitioned roots", "corpus", roots)] if roots else []
-    if partitioned:
-        keys = tuple(k for k in order if k in partitioned)
-        steps += [Step(f"partition {p}", "strategy_indexes", keys, p) for p in partition_keys]
+    by_model = tuple(k for k in order if isinstance(graph.get(k).partitions_def, MultiPartitionsDefinition))
+    by_strategy = tuple(k for k in order if k in partitioned and k not in by_model)
+    for strategy in strategies:
+        if by_strategy:
+            steps.append(Step(f"partition {strategy}", "strategy_indexes", by_strategy, strategy))
+        if by_model:
+            for model in models:
+                key = model_strategy_key(model, strategy)
+                steps.append(Step(f"partition {key}", "model_indexes", by_model, key))
     if downstream:
         steps.append(Step("downstream of partitions", "evaluation", tuple(k for k in order if k in downstream)))
     return steps

@@ -22,7 +22,8 @@ def _value(entry):
 
 @dataclass
 class RunReport:
-    chunk_sets: dict[str, dict] = field(default_factory=dict)
+    chunk_sets: dict[str, dict] = field(default_factory=dict)  # strategy -> its chunk set's figures
+    embeddings: dict[str, dict] = field(default_factory=dict)  # `model|strategy` -> what it cost the model
     answerable: int = 0
     failed_checks: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -38,9 +39,11 @@ class RunReport:
             self.materialized += 1
             rows = meta.get("dagster/row_count", meta.get("documents"))
             lines.append(f"{name}: {rows} rows" if rows is not None else name)
-            if mat.asset_key.to_user_string() in ("chunk_sets", "embeddings"):  # what it destroys, what it costs
-                self.chunk_sets.setdefault(mat.partition, {}).update(meta)
+            if mat.asset_key.to_user_string() == "chunk_sets":  # what it destroys
+                self.chunk_sets[mat.partition] = meta
                 self.answerable = meta.get("answerable_questions", self.answerable)
+            elif mat.asset_key.to_user_string() == "embeddings":  # what it costs each model
+                self.embeddings[mat.partition] = meta
         for evaluation in result.get_asset_check_evaluations():
             name = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
             details = {k: _value(v) for k, v in evaluation.metadata.items()}
@@ -56,11 +59,16 @@ class RunReport:
 
     @staticmethod
     def warnings_of(instance, run_id: str) -> list[str]:
-        """What the run's assets logged at WARNING or above (a failed document, rejected questions)."""
+        """What the run's assets logged at WARNING or above (a failed document, rejected questions),
+        but Dagster's note for each partition a run did not materialise (strategies or models not
+        named), which the assets read only when present."""
         return [
             e.user_message
             for e in instance.all_logs(run_id)
-            if e.dagster_event is None and e.level >= logging.WARNING and e.user_message
+            if e.dagster_event is None
+            and e.level >= logging.WARNING
+            and e.user_message
+            and "allow_missing_partitions=True" not in e.user_message
         ]
 
     @property
@@ -84,11 +92,14 @@ class RunReport:
         out = [f"\n{self.materialized} materialisations in {seconds:.1f}s"]
         if self.chunk_sets:
             out.append(f"chunk sets ({self.answerable} answerable questions in the ground truth):")
-            header = ["strategy"] + [title for _, title, _ in SUMMARY_FIELDS]
-            rows = [
-                [key] + [fmt.format(meta[k]) if k in meta else "—" for k, _, fmt in SUMMARY_FIELDS]
-                for key, meta in self.chunk_sets.items()
-            ]
+            header = ["strategy", "model"] + [title for _, title, _ in SUMMARY_FIELDS]
+            rows = []
+            for strategy, meta in self.chunk_sets.items():
+                models = {k.split("|")[0]: m for k, m in self.embeddings.items() if k.split("|")[1] == strategy}
+                for model, cost in (models or {"—": {}}).items():
+                    both = {**meta, **cost}
+                    row = [fmt.format(both[k]) if k in both else "—" for k, _, fmt in SUMMARY_FIELDS]
+                    rows.append([strategy, model, *row])
             widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
             for r in [header] + rows:
                 out.append("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))

@@ -33,21 +33,21 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dagster import AssetKey, AssetRecordsFilter
+from dagster import AssetRecordsFilter
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
 from rag_assets.app.keys import KeyRing
-from rag_assets.app.serving import IndexNotReady, failed_checks, freshness_problems, load_index
+from rag_assets.app.serving import IndexNotReady, failed_checks, freshness_problems, load_index, served, served_model
 from rag_assets.chunking.strategies import STRATEGIES
+from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.ingest.access import describe_viewer
 
 log = logging.getLogger("rag_assets.serve")
 MAX_BODY = 64 * 1024  # bytes of a request body; a question is at most MAX_QUESTION characters
 MAX_QUESTION = 4000
-SERVED_PARTITIONED = ("chunk_sets", "embeddings", "bm25_index")  # with corpus_snapshot: what an index is made of
 ID_PREFIX, REQUEST_NUMBERS = secrets.token_hex(4), itertools.count(1)  # request ids: unique, no syscall each
 
 
@@ -154,15 +154,9 @@ class Service:
     def version(self, strategy: str) -> tuple:
         """The storage ids of the newest materialisations the strategy's index is made of."""
         out = []
-        served = [
-            ("corpus_snapshot", None),
-            ("chunk_sets", strategy),
-            ("embeddings", strategy),
-            ("bm25_index", strategy),
-        ]
-        for name, partition in served:
+        for key, partition in served(self.defs, strategy):
             records = self.instance.fetch_materializations(
-                AssetRecordsFilter(asset_key=AssetKey(name), asset_partitions=[partition] if partition else None),
+                AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None),
                 limit=1,
             ).records
             out.append(records[0].storage_id if records else None)
@@ -172,7 +166,8 @@ class Service:
         """The served files of the strategy this process cannot open now (a byte of each is read)."""
         layout = self.defs.resources["data_dir"].layout
         paths = [layout.table("corpus_snapshot"), layout.table("chunk_sets", strategy)]
-        paths += [layout.table("embeddings", strategy), layout.bm25(strategy) / "params.index.json"]
+        embeddings = model_strategy_key(served_model(self.defs), strategy)
+        paths += [layout.table("embeddings", embeddings), layout.bm25(strategy) / "params.index.json"]
         out = []
         for path in paths:
             try:
@@ -219,7 +214,7 @@ class Service:
                 self.lm,
                 answerer=name,
                 retriever=retriever,
-                threshold=self.defs.resources["retrieval"].refusal_threshold,
+                threshold=self.defs.resources["retrieval"].threshold(served_model(self.defs)),
                 budget=self.defs.resources["generator"].input_budget,
                 cross_encoder=self.defs.resources["retrieval"].cross_encoder,
             )

@@ -16,6 +16,7 @@ from dagster._core.definitions.data_version import CachingStaleStatusResolver
 from rag_assets.answering.answerer import with_titles
 from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
+from rag_assets.defs.partitions import model_and_strategy, model_strategy_key
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.lexical import IndexUnreadable
@@ -44,11 +45,17 @@ def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStale
     return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
 
 
-def _served(strategy: str) -> list[tuple[AssetKey, str | None]]:
+def served_model(defs: Definitions) -> str:
+    """The embedding model answers are served from: the first the definitions name."""
+    return defs.resources["embedder"].primary
+
+
+def served(defs: Definitions, strategy: str) -> list[tuple[AssetKey, str | None]]:
+    """The partitions a strategy's served index is made of (the served model's embeddings)."""
     return [
         (AssetKey("corpus_snapshot"), None),
         (AssetKey("chunk_sets"), strategy),
-        (AssetKey("embeddings"), strategy),
+        (AssetKey("embeddings"), model_strategy_key(served_model(defs), strategy)),
         (AssetKey("bm25_index"), strategy),
     ]
 
@@ -58,14 +65,18 @@ def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: s
 
     Source versions (corpus folder, embedding model, chunker settings) are compared with the
     ones last recorded without recording anything, so an edit made since then is seen now."""
-    problems = []
+    problems, model = [], served_model(defs)
+    readers = dict(served(defs, strategy)[1:])
     for event in changed_source_events(instance, versions_of(defs.resources)):
         source = event.asset_key.to_user_string()
-        if source in SOURCE_READERS and event.partition in (None, strategy):
-            reader = label(AssetKey(SOURCE_READERS[source]), strategy if source != "corpus_files" else None)
-            problems.append(f"{reader} is stale: {label(event.asset_key, event.partition)} changed since the last run")
+        if source in SOURCE_READERS and event.partition in (None, strategy, model):
+            reader = AssetKey(SOURCE_READERS[source])
+            problems.append(
+                f"{label(reader, readers.get(reader))} is stale: {label(event.asset_key, event.partition)} "
+                "changed since the last run"
+            )
     resolver = stale_resolver(defs, instance)
-    for key, partition in _served(strategy):
+    for key, partition in served(defs, strategy):
         status = resolver.get_status(key, partition).value
         if status == "MISSING":
             problems.append(f"{label(key, partition)} has never been materialised")
@@ -104,7 +115,7 @@ def failed_checks(defs: Definitions, instance: DagsterInstance, strategy: str) -
     """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
     graph = defs.resolve_asset_graph()
     out = []
-    for key, partition in _served(strategy):
+    for key, partition in served(defs, strategy):
         records = instance.fetch_materializations(
             AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
         ).records
@@ -133,10 +144,15 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
 def serving_strategy_of(defs: Definitions, instance: DagsterInstance) -> str:
     """The strategy `ask` answers from when none is named: the rule the refusal sweep and
     generation_eval use (`RetrievalSettings.serving`), over the strategies whose chunk set and
-    embeddings have been materialised; the configured one when none has (refused later, by name)."""
-    present = set.intersection(
-        *(set(instance.get_materialized_partitions(AssetKey(name))) for name in ("chunk_sets", "embeddings"))
-    )
+    embeddings of the served model have been materialised; the configured one when none has
+    (refused later, by name)."""
+    model = served_model(defs)
+    embedded = {
+        model_and_strategy(k)[1]
+        for k in instance.get_materialized_partitions(AssetKey("embeddings"))
+        if model_and_strategy(k)[0] == model
+    }
+    present = set(instance.get_materialized_partitions(AssetKey("chunk_sets"))) & embedded
     settings = defs.resources["retrieval"]
     return settings.serving(present) if present else settings.serving_strategy
 
@@ -154,7 +170,7 @@ def load_index(
     layout = defs.resources["data_dir"].layout
     chunks, vectors, snapshot = (
         _load(layout, "chunk_sets", strategy),
-        _load(layout, "embeddings", strategy),
+        _load(layout, "embeddings", model_strategy_key(served_model(defs), strategy)),
         _load(layout, "corpus_snapshot"),
     )
     try:
@@ -176,19 +192,20 @@ def approximate_index(
     threshold = defs.resources["retrieval"].ann_min_chunks
     if rows < threshold:
         return None, f"exact ({rows} chunks, under ann_min_chunks = {threshold})"
-    key = AssetKey("hnsw_index")
-    status = stale_resolver(defs, instance).get_status(key, strategy).value
+    key, model = AssetKey("hnsw_index"), served_model(defs)
+    partition = model_strategy_key(model, strategy)
+    status = stale_resolver(defs, instance).get_status(key, partition).value
     if status != "FRESH":
-        return None, f"exact: {label(key, strategy)} is {status.lower()}"
+        return None, f"exact: {label(key, partition)} is {status.lower()}"
     layout = defs.resources["data_dir"].layout
     try:
-        row = layout.read_table("hnsw_index", strategy).iloc[0]
+        row = layout.read_table("hnsw_index", partition).iloc[0]
         if not row["built"] or row["model_id"] != model_identity or row["rows"] != rows:
-            return None, f"exact: {label(key, strategy)} was not built for these {rows} vectors of {model_identity}"
-        graph = HnswIndex.load(layout.hnsw(strategy))
+            return None, f"exact: {label(key, partition)} was not built for these {rows} vectors of {model_identity}"
+        graph = HnswIndex.load(layout.hnsw(model, strategy))
     except Exception as exc:  # a damaged file: exact search still answers
-        return None, f"exact: {label(key, strategy)} cannot be read ({type(exc).__name__})"
+        return None, f"exact: {label(key, partition)} cannot be read ({type(exc).__name__})"
     return graph, (
-        f"hnsw ({label(key, strategy)}: recall@10 {row['recall_at_10']:.3f}, "
+        f"hnsw ({label(key, partition)}: recall@10 {row['recall_at_10']:.3f}, "
         f"recall@100 {row['recall_at_100']:.3f} against exact search)"
     )

@@ -25,6 +25,7 @@ from rag_assets.defs.nightly import (
     nightly_evaluation_schedule,
     regression_report,
 )
+from rag_assets.defs.partitions import model_strategy_partitions
 from rag_assets.defs.resources import (
     LLM_RERANK_SAMPLE,
     ComputeResource,
@@ -61,6 +62,7 @@ ASSETS = [
 
 
 PARTITIONED = AssetSelection.assets(*[a for a in ASSETS if a.partitions_def])
+BY_MODEL = AssetSelection.assets(*[a for a in ASSETS if a.partitions_def == model_strategy_partitions])
 # The jobs `rag-assets run` launches, one per stage of its plan, so that its runs carry a job name.
 RUN_JOBS = [
     define_asset_job(
@@ -70,8 +72,13 @@ RUN_JOBS = [
     ),
     define_asset_job(
         "strategy_indexes",
-        PARTITIONED,
-        description="One strategy's chunk set, embeddings and BM25 index (one run per strategy).",
+        PARTITIONED - BY_MODEL,
+        description="One strategy's chunk set and BM25 index (one run per strategy).",
+    ),
+    define_asset_job(
+        "model_indexes",
+        BY_MODEL,
+        description="One (model, strategy) partition's embeddings and HNSW graph (one run per partition).",
     ),
     define_asset_job(
         "evaluation",

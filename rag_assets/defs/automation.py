@@ -8,6 +8,15 @@ from dagster import AssetSelection, AutomationCondition, AutomationConditionSens
 CHECKS_PASSED = AutomationCondition.all_deps_blocking_checks_passed()
 AUTOMATION = (AutomationCondition.eager() | AutomationCondition.code_version_changed()) & CHECKS_PASSED
 
+# retrieval_runs reads whichever (model, strategy) partitions of embeddings exist: those of the
+# models a run does not name stay missing for ever, and must not hold it back as eager() alone
+# would; a missing partition of any other parent still does.
+ACROSS_MODELS = (
+    AutomationCondition.eager().without(~AutomationCondition.any_deps_missing())
+    & ~AutomationCondition.any_deps_missing().ignore(AssetSelection.assets("embeddings"))
+    | AutomationCondition.code_version_changed()
+) & CHECKS_PASSED
+
 # query_hits, refusal_sweep and generation_eval read the index and questions that retrieval_runs
 # also read: they wait for new runs instead of pairing old runs with new chunks or questions.
 AFTER_RETRIEVAL = (

@@ -6,7 +6,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets import storage
-from rag_assets.defs.automation import AFTER_RETRIEVAL, AUTOMATION
+from rag_assets.defs.automation import ACROSS_MODELS, AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import (
     LazyTables,
     OnDemand,
@@ -34,7 +34,7 @@ from rag_assets.evaluation import (
 )
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
-from rag_assets.evaluation.retrieval_run import Rerankers, retrieve_all
+from rag_assets.evaluation.retrieval_run import Rerankers, retrieve_models, retriever_name
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.retrieval.rerank import LLMRelevanceReranker
 
@@ -42,9 +42,9 @@ from rag_assets.retrieval.rerank import LLMRelevanceReranker
 @asset(
     kinds={"parquet"},
     group_name="evaluation",
-    code_version="retrieval2",
-    automation_condition=AUTOMATION,
-    metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "chunk_ids", "distances", "total_ms"]},
+    code_version="retrieval3",
+    automation_condition=ACROSS_MODELS,
+    metadata={PREVIEW_KEY: ["query_id", "strategy", "retriever", "model", "chunk_ids", "distances", "total_ms"]},
     ins={"chunk_sets": all_strategies_lazily(), "embeddings": all_strategies_lazily()},
     deps=["bm25_index"],
 )
@@ -60,13 +60,19 @@ def retrieval_runs(
     chunk_sets: LazyTables,
     embeddings: LazyTables,
 ):
-    """Every query x strategy x retriever: ranked chunk ids (100 deep), scores, cosine distances, latencies.
+    """Every query x strategy x retriever, for each embedding model: ranked chunk ids (100 deep),
+    scores, cosine distances, latencies. The first model's retrievers keep their names (dense,
+    hybrid, rerank); every other model's carry its name (`dense@me5-small`); BM25 runs once.
     Strategies are read and searched one at a time; with the Ray engine, a strategy's queries
     are searched in batches as Ray tasks (the same rows), unless a reranker runs on it. The
     opt-in LLM reranker runs on the serving strategy only, for a fixed sample of answerable
     questions."""
-    model = embedder.get()
-    strategies = sorted(set(chunk_sets) & set(embeddings))
+    names = embedder.names()
+    tables = {tuple(key.split("|")): read for key, read in embeddings.items()}
+    strategies = sorted(s for s in chunk_sets if all((m, s) in tables for m in names))
+    skipped = sorted(set(chunk_sets) - set(strategies))
+    if skipped:
+        context.log.warning(f"strategies {', '.join(skipped)} lack the embeddings of a model of {', '.join(names)}")
     serving = retrieval.serving(strategies)
     rerankers = Rerankers.configure(
         retrieval.cross_encoder,
@@ -79,14 +85,14 @@ def retrieval_runs(
     context.log.info(f"reranker: {rerankers.cross_encoder_status}")
     context.log.info(f"{LLMRelevanceReranker.name}: {rerankers.llm_status}")
     engine = compute.runner(context.log.info)
-    runs, encode_ms = retrieve_all(
+    runs, encode_ms = retrieve_models(
         data_dir.layout,
         strategies,
         chunk_sets,
-        embeddings,
+        tables,
         corpus_snapshot,
         ground_truth,
-        model,
+        {m: embedder.get(m) for m in names},
         rerankers,
         serving,
         engine,
@@ -99,12 +105,12 @@ def retrieval_runs(
     yield Output(
         runs,
         metadata={
-            "model_id": model.identity,
+            "models": MetadataValue.json({m: embedder.identity(m) for m in names}),
             "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
             "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
             "rerank": rerankers.cross_encoder_status,
             "rerank_llm": rerankers.llm_status,
-            "query_encode_ms": MetadataValue.json(significance.percentiles(encode_ms)),
+            "query_encode_ms": MetadataValue.json({m: significance.percentiles(ms) for m, ms in encode_ms.items()}),
             "engine": "ray" if engine else "local",
             "latency_ms": MetadataValue.json(latency),
         },
@@ -178,17 +184,27 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
 @asset(
     kinds={"parquet"},
     group_name="evaluation",
-    code_version="report1",
+    code_version="report2",
     automation_condition=AUTOMATION,
     metadata={PREVIEW_KEY: ["comparison", "k", "wins", "losses", "recall_a", "recall_b", "p_value", "p_holm"]},
 )
 def significance_report(
-    context: AssetExecutionContext, data_dir: DataDirResource, query_hits: pd.DataFrame, evaluation_tables: pd.DataFrame
+    context: AssetExecutionContext,
+    embedder: EmbedderResource,
+    data_dir: DataDirResource,
+    query_hits: pd.DataFrame,
+    evaluation_tables: pd.DataFrame,
 ):
-    """Paired sign tests (Holm) for the chapter's comparisons. Where to read it: the `report` entry of the
-    latest materialisation below ([Show Markdown]) holds the whole report, recall table, sign tests and
-    plot; `report_path` is the same report in the data dir, with its plot beside it."""
+    """Paired sign tests (Holm) for the chapter's comparisons and, with several embedding models,
+    every pair of models per strategy under dense and hybrid retrieval (`family` models: a Holm
+    family of its own). Where to read it: the `report` entry of the latest materialisation below
+    ([Show Markdown]) holds the whole report, recall table, sign tests and plot; `report_path` is
+    the same report in the data dir, with its plot beside it."""
     tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
+    models = embedder.names()
+    strategies = sorted(set(query_hits["strategy"]))
+    model_tests, model_skipped = comparisons.paired_tests(query_hits, comparisons.model_comparisons(models, strategies))
+    skipped += model_skipped
     destroyed = (
         evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
         .drop_duplicates("strategy")
@@ -205,14 +221,24 @@ def significance_report(
     else:  # an older run's plot must not pass for this one's
         (out / "recall_at_k.png").unlink(missing_ok=True)
     markdown = significance_markdown.render(
-        evaluation_tables, tests, skipped, destroyed, answerable, provenance, "recall_at_k.png" if png else None
+        evaluation_tables,
+        tests,
+        skipped,
+        destroyed,
+        answerable,
+        provenance,
+        "recall_at_k.png" if png else None,
+        model_tests,
+        models,
     )
     storage.write_text(out / "significance_report.md", markdown)
     context.log.info(f"report written to {out / 'significance_report.md'}")
+    tests = pd.concat([tests.assign(family="chapter"), model_tests.assign(family="models")], ignore_index=True)
     return Output(
         tests,
         metadata={
             **questions_metadata(str(provenance.get("question_origin"))),
+            "models": MetadataValue.json(models),
             "report": MetadataValue.md(
                 markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
             ),
@@ -225,42 +251,63 @@ def significance_report(
 @asset(
     kinds={"parquet"},
     group_name="evaluation",
-    code_version="refusal1",
+    code_version="refusal2",
     automation_condition=AFTER_RETRIEVAL,
     ins={"chunk_sets": all_strategies_lazily()},
 )
 def refusal_sweep(
     context: AssetExecutionContext,
+    embedder: EmbedderResource,
     retrieval: RetrievalSettings,
     data_dir: DataDirResource,
     retrieval_runs: pd.DataFrame,
     chunk_sets: LazyTables,
     ground_truth: pd.DataFrame,
 ):
-    """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds:
-    answers with and without the needle, refusals, and bluffs on questions that must get no answer.
-    Only the serving strategy's chunk set is kept in memory."""
+    """The refusal gate (at most 4 chunks under a cosine-distance threshold) over a grid of thresholds,
+    for each embedding model around its own threshold (`model` column): answers with and without the
+    needle, refusals, and bluffs on questions that must get no answer. The serving strategy only;
+    the plot and the figures in the metadata are the first model's, `models` has each model's."""
     check_same_inputs(retrieval_runs, columns_of(chunk_sets, "corpus_hash"), ground_truth)
     if retrieval_runs.empty:
         return Output(
-            pd.DataFrame(columns=threshold_sweep.SWEEP_COLUMNS),
+            pd.DataFrame(columns=["model", *threshold_sweep.SWEEP_COLUMNS]),
             metadata={"skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"},
         )
-    threshold, strategy = retrieval.refusal_threshold, retrieval.serving(set(retrieval_runs["strategy"]))
+    strategy = retrieval.serving(set(retrieval_runs["strategy"]))
     if strategy != retrieval.serving_strategy:
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
-    runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
     chunks = chunk_sets[strategy]()
     texts = dict(zip(chunks["chunk_id"], chunks["text"]))
-    thresholds = sorted(set(threshold_sweep.GRID) | {threshold})
-    sweep = threshold_sweep.outcomes(runs, ground_truth, texts, thresholds)
+    names, sweeps, per_model = embedder.names(), [], {}
+    for name in names:  # each model's dense distances, swept around its own threshold
+        dense = retriever_name("dense", name, names[0])
+        runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == dense)]
+        threshold = retrieval.threshold(name)
+        thresholds = sorted(set(threshold_sweep.grid_around(threshold)) | {threshold})
+        sweeps.append(threshold_sweep.outcomes(runs, ground_truth, texts, thresholds).assign(model=name))
+        best = threshold_sweep.best_distances(runs, ground_truth)
+        answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
+        per_model[name] = {
+            "operating_threshold": round(threshold, 4),
+            "worst_in_domain_answer_distance": round(float(answer.max()), 3) if len(answer) else None,
+            "best_must_refuse_distance": round(float(best.loc[best["kind"] != "answerable", "best"].min()), 3)
+            if (best["kind"] != "answerable").any()
+            else None,
+        }
+    sweep = pd.concat(sweeps, ignore_index=True)[["model", *threshold_sweep.SWEEP_COLUMNS]]
+    # the figures below are the serving (first) model's
+    name, threshold = names[0], retrieval.threshold(names[0])
+    sweep_of = sweep[sweep["model"] == name]
+    runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
     best = threshold_sweep.best_distances(runs, ground_truth)
     answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
+    grid = sorted(set(sweep_of["threshold"]))
     png = refusal_figures.distance_histogram_png(best, threshold)
     storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
-    shown = sorted(
-        {min(thresholds, key=lambda t: abs(t - target)) for target in (threshold - 0.1, threshold, threshold + 0.1)}
-    )
+    step = threshold / 6  # 0.1 around MiniLM's 0.6
+    targets = (threshold - step, threshold, threshold + step)
+    shown = sorted({min(grid, key=lambda t: abs(t - target)) for target in targets})
     ood = best.loc[best["kind"] != "answerable", "best"]
     must_refuse = ground_truth[ground_truth["kind"] != "answerable"].drop_duplicates("question_id")
     return Output(
@@ -270,8 +317,10 @@ def refusal_sweep(
             "must_refuse_questions_by_origin": MetadataValue.json(must_refuse["origin"].value_counts().to_dict()),
             "strategy": strategy,
             "configured_strategy": retrieval.serving_strategy,
+            "model": name,
             "operating_threshold": decimals(threshold),
-            "at_three_thresholds": MetadataValue.md(refusal_figures.sweep_table(sweep, shown)),
+            "models": MetadataValue.json(per_model),
+            "at_three_thresholds": MetadataValue.md(refusal_figures.sweep_table(sweep_of, shown)),
             "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
             "worst_in_domain_answer_distance": decimals(answer.max()),
             "best_out_of_domain_distance": decimals(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),

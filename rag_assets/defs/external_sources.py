@@ -23,7 +23,7 @@ from dagster import (
 
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs.glue import label
-from rag_assets.defs.partitions import strategy_partitions
+from rag_assets.defs.partitions import model_partitions, strategy_partitions
 from rag_assets.defs.resources import DatasetResource, EmbedderResource, RetrievalSettings
 from rag_assets.ingest import corpus
 
@@ -37,7 +37,9 @@ corpus_files = AssetSpec(
 embedding_model = AssetSpec(
     "embedding_model",
     group_name="sources",
-    description="The embedding model; data version: its identity (name + fingerprint of weights and configuration).",
+    partitions_def=model_partitions,
+    description="Each embedding model; data version: its identity (name + fingerprint of weights and configuration). "
+    "Only the models a run names are recorded.",
 )
 questions_file = AssetSpec(
     "questions_file",
@@ -65,7 +67,7 @@ def source_versions(
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
         (questions_file.key, None, _digest_or_absent(dataset.dataset().questions_path)),
-        (embedding_model.key, None, embedder.identity()),
+        *((embedding_model.key, m, embedder.identity(m)) for m in embedder.names()),
         (bm25_settings.key, None, retrieval.bm25().fingerprint()),
     ]
     out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]

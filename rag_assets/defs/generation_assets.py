@@ -7,6 +7,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from rag_assets import storage
 from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals, questions_metadata
+from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation.answer_eval import comparison_markdown, evaluate_answers
 from rag_assets.ingest import ground_truth as gt
@@ -55,20 +56,21 @@ def generation_eval(
                 "nothing was generated or measured"
             },
         )
-    strategy = retrieval.serving(set(chunk_sets) & set(embeddings))
+    model = embedder.primary  # the model `ask` serves from
+    strategy = retrieval.serving({s for s in chunk_sets if model_strategy_key(model, s) in embeddings})
     answerers = generator.answerer_names()
     lm = generator.get()
     result = evaluate_answers(
         data_dir.layout,
         strategy,
         chunk_sets[strategy](),  # the serving strategy's tables only
-        embeddings[strategy](),
+        embeddings[model_strategy_key(model, strategy)](),
         corpus_snapshot,
         ground_truth,
         sample,
-        embedder.get(),
+        embedder.get(model),
         lm,
-        retrieval.refusal_threshold,
+        retrieval.threshold(model),
         generator.input_budget,
         generator.eval_batch,
         answerers,
@@ -93,7 +95,7 @@ def generation_eval(
             "generator": lm.identity,
             "strategy": strategy,
             "retriever": result.retriever,
-            "threshold": decimals(retrieval.refusal_threshold),
+            "threshold": decimals(retrieval.threshold(model)),
             "input_budget_tokens": generator.input_budget,
             "sampled": MetadataValue.json(sample["kind"].value_counts().to_dict()),
             "answerers": ", ".join(answerers),

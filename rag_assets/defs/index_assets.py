@@ -1,4 +1,5 @@
-"""embeddings and bm25_index, one partition per strategy: thin wrappers over the core."""
+"""embeddings and hnsw_index, one partition per (model, strategy), and bm25_index, one per
+strategy: thin wrappers over the core."""
 
 import hashlib
 import time
@@ -19,7 +20,7 @@ from rag_assets.chunking import diagnostics
 from rag_assets.defs.automation import AUTOMATION
 from rag_assets.defs.glue import decimals, label, significant
 from rag_assets.defs.io_manager import PREVIEW_KEY
-from rag_assets.defs.partitions import strategy_partitions
+from rag_assets.defs.partitions import model_and_strategy, model_strategy_partitions, strategy_partitions
 from rag_assets.defs.resources import ComputeResource, DataDirResource, EmbedderResource, RetrievalSettings
 from rag_assets.retrieval import ann, dense
 from rag_assets.retrieval.ann import HnswIndex, recall_against_exact
@@ -43,7 +44,7 @@ SAME_VECTOR = 1e-4  # largest 1 - cos between a stored vector and its re-encodin
 @asset(
     kinds={"parquet"},
     group_name="indexing",
-    partitions_def=strategy_partitions,
+    partitions_def=model_strategy_partitions,
     code_version=PIPELINE_VERSION,
     deps=["embedding_model"],
     automation_condition=AUTOMATION,
@@ -65,11 +66,11 @@ def embeddings(
     data_dir: DataDirResource,
     chunk_sets: pd.DataFrame,
 ):
-    """L2-normalised vectors of each chunk's embedded `text`, stamped with the model identity.
+    """L2-normalised vectors of each chunk's embedded `text` by one model, stamped with its identity.
 
     Only texts the cache (model identity x text hash) lacks are encoded: here, or in shards
     by Ray workers (the `compute` resource), the same vectors either way."""
-    model = embedder.get()
+    model = embedder.get(model_and_strategy(context.partition_key)[0])
     texts = chunk_sets["text"].tolist()
     cache = EmbeddingCache(data_dir.layout.embedding_cache, model)
     engine = compute.runner(context.log.info)
@@ -100,6 +101,7 @@ def embeddings(
             "model_id": model.identity,
             "dim": model.dim,
             "chunks": len(texts),
+            "index_mb": decimals(vectors.nbytes / 2**20),  # the vectors alone, float32
             "encoded": stats.encoded,
             "cache_hits": stats.hits,
             "cache_hit_rate": decimals(stats.hit_rate),
@@ -173,10 +175,10 @@ ANN_QUERIES = 1000  # at most this many of the partition's questions measure the
 @asset(
     kinds={"faiss"},
     group_name="indexing",
-    partitions_def=strategy_partitions,
+    partitions_def=model_strategy_partitions,
     code_version="hnsw1",
     automation_condition=AUTOMATION,
-    metadata={PREVIEW_KEY: ["strategy", "built", "rows", "recall_at_10", "recall_at_100", "build_seconds"]},
+    metadata={PREVIEW_KEY: ["model", "strategy", "built", "rows", "recall_at_10", "recall_at_100", "build_seconds"]},
 )
 def hnsw_index(
     context: AssetExecutionContext,
@@ -190,14 +192,15 @@ def hnsw_index(
     vector once the chunk set reaches `retrieval.ann_min_chunks`; below that nothing is built
     (exact search is fast enough). Its recall@10 and @100 against exact search are measured on
     the data set's own questions. Evaluation assets never use it: every figure stays exact."""
-    strategy, model = context.partition_key, embedder.get()
-    path = data_dir.layout.hnsw(strategy)
-    row = {"strategy": strategy, "rows": len(embeddings), "model_id": model.identity, "built": False}
+    name, strategy = model_and_strategy(context.partition_key)
+    model = embedder.get(name)
+    path = data_dir.layout.hnsw(name, strategy)
+    row = {"model": name, "strategy": strategy, "rows": len(embeddings), "model_id": model.identity, "built": False}
     if not len(embeddings) or len(embeddings) < retrieval.ann_min_chunks:
         path.unlink(missing_ok=True)
         why = f"{len(embeddings)} chunks, under ann_min_chunks = {retrieval.ann_min_chunks}: ask searches exactly"
         return Output(pd.DataFrame([row]), metadata={"built": False, "reason": why})
-    require_identity(embeddings["model_id"], model.identity, label("embeddings", strategy))
+    require_identity(embeddings["model_id"], model.identity, label("embeddings", context.partition_key))
     vectors = vectors_of(embeddings)
     t0 = time.perf_counter()
     graph = HnswIndex.build(vectors)

@@ -8,7 +8,6 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from rag_assets import locking, storage
-from rag_assets.answering import refusal
 from rag_assets.answering.answerer import SERVING_STRATEGY, answerer_names, serving_strategy
 from rag_assets.answering.endpoint import EndpointLM
 from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
@@ -17,7 +16,7 @@ from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
 from rag_assets.retrieval import packaged
-from rag_assets.retrieval.embedding import MODEL_NAME, Embedder
+from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
 from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER
 
@@ -72,29 +71,32 @@ class DataDirResource(ConfigurableResource):
 
 
 class EmbedderResource(ConfigurableResource):
-    """The embedding model: a packaged one by name (`model`: minilm, minilm-fp32, mpnet, me5-small;
-    rag_assets.retrieval.packaged), or a local sentence-transformers folder (`model_path`, run in
-    fp32 under `model_name`), which replaces it."""
+    """The embedding models, packaged ones by name (minilm, minilm-fp32, mpnet, me5-small;
+    rag_assets.retrieval.packaged), comma-separated: each has its own partitions of embeddings and
+    HNSW graphs, and retrieval runs compare them; the first is the one `ask` serves from."""
 
-    model: str = DEFAULT_EMBEDDER
-    model_path: str = ""
-    model_name: str = MODEL_NAME
+    models: str = DEFAULT_EMBEDDER
     batch_size: int = 32
 
-    def get(self) -> Embedder:
-        """This process's one Embedder for these settings (the weights load on first use)."""
-        return _embedder(self.model, self.model_path, self.model_name, self.batch_size)
+    def names(self) -> list[str]:
+        return packaged.names(self.models)
 
-    def identity(self) -> str:
+    @property
+    def primary(self) -> str:
+        return self.names()[0]
+
+    def get(self, model: str | None = None) -> Embedder:
+        """This process's one Embedder for `model` (default: the first; weights load on first use)."""
+        return _embedder(model or self.primary, self.batch_size)
+
+    def identity(self, model: str | None = None) -> str:
         """Name plus fingerprint; the files are hashed, not loaded."""
-        return self.get().identity
+        return self.get(model).identity
 
 
 @lru_cache(maxsize=4)
-def _embedder(model: str, model_path: str, model_name: str, batch_size: int) -> Embedder:
+def _embedder(model: str, batch_size: int) -> Embedder:
     """One loaded model per process and setting: assets of one run share it."""
-    if model_path:
-        return Embedder(Path(model_path), model_name, batch_size, "torch")
     return packaged.embedder(model, batch_size)
 
 
@@ -110,8 +112,9 @@ def ann_settings_from_env() -> dict:
 
 
 def embedder_from_env() -> EmbedderResource:
-    """The embedder `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_EMBEDDER names the model."""
-    return EmbedderResource(model=os.environ.get("RAG_ASSETS_EMBEDDER", DEFAULT_EMBEDDER))
+    """The models `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_MODELS (comma-separated,
+    the first serves), else the default."""
+    return EmbedderResource(models=os.environ.get("RAG_ASSETS_MODELS") or DEFAULT_EMBEDDER)
 
 
 ENGINES = ("local", "ray")
@@ -163,7 +166,7 @@ class RetrievalSettings(ConfigurableResource):
     llm_rerank_questions: int = 0
     llm_rerank_depth: int = 10
     serving_strategy: str = SERVING_STRATEGY
-    refusal_threshold: float = refusal.THRESHOLD
+    refusal_threshold: float | None = None  # None: the threshold of the model that retrieves (packaged.py)
     # hnsw_index is built, and `ask` searches it instead of every vector, from this many chunks on
     ann_min_chunks: int = 100_000
 
@@ -174,6 +177,10 @@ class RetrievalSettings(ConfigurableResource):
             b=self.bm25_b,
             analyzer=self.bm25_analyzer,
         )
+
+    def threshold(self, model: str) -> float:
+        """The refusal gate's threshold for `model`'s distances: the one configured, else the model's own."""
+        return self.refusal_threshold if self.refusal_threshold is not None else packaged.PACKAGED[model].threshold
 
     def serving(self, present) -> str:
         return serving_strategy(self.serving_strategy, present)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from rag_assets.evaluation import significance
 from rag_assets.evaluation.metrics import KS
+from rag_assets.evaluation.retrieval_run import retriever_name
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,28 @@ def default_comparisons(strategy_retriever: str = "dense", retriever_strategy: s
         Comparison(cid, f"{label} (strategy {retriever_strategy})", (retriever_strategy, a), (retriever_strategy, b))
         for cid, label, a, b in RETRIEVER_COMPARISONS
     ]
+    return out
+
+
+MODEL_RETRIEVERS = ("dense", "hybrid")  # where embedding models are compared
+
+
+def model_comparisons(models: list[str], strategies: list[str]) -> list[Comparison]:
+    """Every pair of embedding models, per strategy, under dense and hybrid retrieval; the first
+    model's retrievers carry no suffix (retrieval_run.retriever_name)."""
+    out = []
+    for strategy in strategies:
+        for base in MODEL_RETRIEVERS:
+            for i, a in enumerate(models):
+                for b in models[i + 1 :]:
+                    out.append(
+                        Comparison(
+                            f"models_{base}_{strategy}_{a}_vs_{b}",
+                            f"{base}, strategy {strategy}: {a} vs {b}",
+                            (strategy, retriever_name(base, a, models[0])),
+                            (strategy, retriever_name(base, b, models[0])),
+                        )
+                    )
     return out
 
 

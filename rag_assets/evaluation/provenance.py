@@ -16,8 +16,8 @@ def of_runs(runs: pd.DataFrame) -> dict:
     The chunker is recorded per strategy, by each chunk set. No runs: every value is None."""
     if runs.empty:
         return dict.fromkeys(INPUTS)
-    out = {}
-    for key in (k for k in INPUTS if k != "chunker"):
+    out = {"model_id": _models(runs)}
+    for key in (k for k in INPUTS if k not in ("chunker", "model_id")):
         values = sorted(runs[key].astype(str).unique())
         if len(values) != 1:
             raise ValueError(
@@ -30,6 +30,23 @@ def of_runs(runs: pd.DataFrame) -> dict:
         {s: json.loads(c) if isinstance(c, str) else None for s, c in zip(stamps["strategy"], stamps["chunker"])}
     )
     return out
+
+
+def _models(runs: pd.DataFrame) -> str | None:
+    """The embedding model's identity; with several models, `{"name": identity, ...}` as JSON.
+    Each model's runs must come from one identity (ValueError)."""
+    made = runs.dropna(subset=["model_id"])
+    names = made["model"] if "model" in made else pd.Series("", index=made.index)
+    identities = made.groupby(names.fillna(""))["model_id"].unique()
+    for name, values in identities.items():
+        if len(values) != 1:
+            raise ValueError(
+                f"retrieval_runs mixes {len(values)} identities of model {name or '(unnamed)'} ({', '.join(values)}): "
+                "rematerialise the stale strategies first"
+            )
+    if len(identities) <= 1:
+        return str(identities.iloc[0][0]) if len(identities) else None
+    return json.dumps({name: values[0] for name, values in identities.items()}, sort_keys=True)
 
 
 def of_table(table: pd.DataFrame, keys=INPUTS) -> dict:

@@ -105,3 +105,48 @@ def retrieve_all(
     runs["model_id"] = model.identity
     runs["reranker_model"] = runs["retriever"].map(rerankers.models())
     return runs, encode_ms
+
+
+LEXICAL = "bm25"  # the one retriever no embedding model takes part in
+
+
+def retriever_name(retriever: str, model: str, primary: str) -> str:
+    """What a run of `model` is called: the serving (first) model's retrievers keep their names
+    (dense, hybrid, rerank), every other model's carry it (`dense@me5-small`), so a table keyed by
+    (strategy, retriever) holds every model side by side."""
+    return retriever if model == primary or retriever == LEXICAL else f"{retriever}@{model}"
+
+
+def retrieve_models(
+    layout,
+    strategies: list[str],
+    chunk_sets: Mapping[str, Callable[[], pd.DataFrame]],
+    embeddings: Mapping[tuple[str, str], Callable[[], pd.DataFrame]],
+    snapshot: pd.DataFrame,
+    truth: pd.DataFrame,
+    models: dict,
+    rerankers: Rerankers,
+    serving: str,
+    engine=None,
+    log: Callable[[str], None] = print,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """`retrieve_all` for each model of `models` (name -> Embedder, the first serves), the runs of
+    all of them in one table with a `model` column: BM25 runs once (under the first model), and
+    the rerankers rerank the first model's hybrid list only. `embeddings[(model, strategy)]` loads
+    one table. Returns (runs, each model's query encoding milliseconds)."""
+    primary, frames, encode_ms = next(iter(models)), [], {}
+    for name, model in models.items():
+        log(f"model {name}: {model.identity}")
+        tables = {s: embeddings[(name, s)] for s in strategies}
+        chosen = rerankers if name == primary else Rerankers(None, "", None, "", set())
+        runs, encode_ms[name] = retrieve_all(
+            layout, strategies, chunk_sets, tables, snapshot, truth, model, chosen, serving, engine, log
+        )
+        if name != primary:
+            runs = runs[runs["retriever"] != LEXICAL]
+        runs["retriever"] = [retriever_name(r, name, primary) for r in runs["retriever"]]
+        runs["model"] = name
+        frames.append(runs)
+    runs = pd.concat(frames, ignore_index=True)
+    runs.loc[runs["retriever"] == LEXICAL, ["model", "model_id"]] = None  # no model made these
+    return runs, encode_ms

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rag_assets.evaluation.comparisons import MODEL_RETRIEVERS
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.plots import PLOT_DPI, png_bytes, pyplot
+from rag_assets.evaluation.retrieval_run import retriever_name
 from rag_assets.evaluation.significance import ALPHA
 from rag_assets.ingest.ground_truth import drafted_warning
 
@@ -115,6 +117,39 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
+def models_section(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str], k: int = 4) -> list[str]:
+    """The embedding models ranked per strategy and retriever by R@k, each pair's verdict over
+    every k (its own Holm family), and the pairs this corpus cannot tell apart."""
+    if len(models) < 2:
+        return []
+    recall = metrics[(metrics["metric"] == "recall") & (metrics["k"] == k)].set_index(["strategy", "retriever"])
+    lines, alike = [f"## Embedding models ({', '.join(models)}; `dense` and `hybrid` are {models[0]}'s)", ""], []
+    for strategy in sorted(set(metrics["strategy"])):
+        for base in MODEL_RETRIEVERS:
+            ranked = sorted(
+                (
+                    (float(recall.at[(strategy, retriever_name(base, m, models[0])), "value"]), m)
+                    for m in models
+                    if (strategy, retriever_name(base, m, models[0])) in recall.index
+                ),
+                reverse=True,
+            )
+            if len(ranked) < 2:
+                continue
+            order = f"{ranked[0][1]} {ranked[0][0]:.3f}" + "".join(
+                f" {'>' if v < before else '='} {m} {v:.3f}" for (before, _), (v, m) in zip(ranked, ranked[1:])
+            )
+            lines.append(f"- **{base}, strategy {strategy}**, by R@{k}: {order}.")
+            for cid, rows in tests.groupby("comparison_id", sort=False):
+                if cid.startswith(f"models_{base}_{strategy}_"):
+                    lines.append(f"  - {verdict(rows)}")
+                    if (rows["p_holm"] >= ALPHA).all():
+                        alike.append(rows["comparison"].iloc[0])
+    lines += ["", "Pairs this corpus cannot tell apart (significant at no k after Holm):"]
+    lines += [f"- {c}" for c in alike] or ["- none"]
+    return lines + ["", "### Their sign tests", "", significance_table(tests)]
+
+
 PLOT_MAX_PX = 960  # the widest a plot may be: the UI shows Markdown metadata in a 1024-px dialog
 
 
@@ -177,9 +212,11 @@ def render(
     answerable: int,
     provenance: dict,
     image: str | None,
+    model_tests: pd.DataFrame | None = None,
+    models: list[str] | None = None,
 ) -> str:
     """The whole report as Markdown; `image` is the plot's link (file name or data URI), None
-    when nothing was evaluated."""
+    when nothing was evaluated; `model_tests` compare the embedding `models` (several only)."""
     warning = drafted_warning(provenance.get("question_origin"))
     parts = [
         "# Retrieval evaluation and significance",
@@ -211,4 +248,6 @@ def render(
     ]
     if skipped:
         parts += ["", "Not compared:", *[f"- {s}" for s in skipped]]
+    if model_tests is not None and models:
+        parts += ["", *models_section(metrics, model_tests, models)]
     return "\n".join(parts) + "\n"

@@ -13,7 +13,14 @@ from rag_assets.answering.refusal import gate
 from rag_assets.evaluation import significance
 from rag_assets.retrieval.lexical import Tokenizer
 
-GRID = tuple(round(x, 3) for x in np.arange(0.30, 0.901, 0.025))
+
+def grid_around(threshold: float, steps: int = 25) -> tuple[float, ...]:
+    """The thresholds swept for a model operated at `threshold`: half of it to 1.5 times it, in
+    25 steps (0.30 to 0.90 by 0.025 around MiniLM's 0.6): distances mean different things per model."""
+    return tuple(round(float(x), 4) for x in np.linspace(threshold / 2, threshold * 1.5, steps))
+
+
+GRID = grid_around(0.6)
 SWEEP_COLUMNS = ["threshold", "group", "outcome", "count", "n", "rate", "ci_low", "ci_high", "ci_method"]
 
 

