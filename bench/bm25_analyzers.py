@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
-from test_beir import CORPUS, QRELS, QUERIES  # noqa: E402  (the BEIR fixture the tests use)
+from common import bm25_runs  # noqa: E402
+from conftest import BEIR_CORPUS as CORPUS  # noqa: E402  (the BEIR fixture the tests use)
+from conftest import BEIR_QRELS as QRELS  # noqa: E402
+from conftest import BEIR_QUERIES as QUERIES  # noqa: E402
 
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus  # noqa: E402
 from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
@@ -20,24 +23,7 @@ from rag_assets.evaluation.metrics import ndcg_at  # noqa: E402
 from rag_assets.ingest import corpus  # noqa: E402
 from rag_assets.ingest import ground_truth as gt  # noqa: E402
 from rag_assets.ingest.dataset import BUNDLED_DATASET  # noqa: E402
-from rag_assets.retrieval.lexical import ANALYZERS, BM25Index, BM25Settings  # noqa: E402
-
-DEPTH = 100
-
-
-def runs(chunks: pd.DataFrame, truth: pd.DataFrame, analyzer: str) -> pd.DataFrame:
-    index = BM25Index.build(chunks["text"].tolist(), BM25Settings(analyzer=analyzer))
-    ids = np.asarray(chunks["chunk_id"])
-    rows = [
-        {
-            "query_id": q.query_id,
-            "strategy": "E",
-            "retriever": analyzer,
-            "chunk_ids": ids[index.top_k(q.query, DEPTH)[0]].tolist(),
-        }
-        for q in truth.itertuples()
-    ]
-    return pd.DataFrame(rows)
+from rag_assets.retrieval.lexical import FORCED, BM25Index, BM25Settings  # noqa: E402
 
 
 def bundled() -> None:
@@ -46,7 +32,7 @@ def bundled() -> None:
     truth = gt.sample(gt.validate(records, snap)[0], gt.Sample())
     truth = truth[truth["kind"] == "answerable"]
     chunks = chunk_corpus(snap, STRATEGIES["E"])
-    hits = pd.concat([metric_tables.query_hits(runs(chunks, truth, a), {"E": chunks}, truth) for a in ANALYZERS])
+    hits = pd.concat([metric_tables.query_hits(bm25_runs(chunks, truth, a), {"E": chunks}, truth) for a in FORCED])
     table = metric_tables.metric_table(hits, {})
     recall = table[table["metric"].isin(["recall", "mrr"])].pivot_table(
         index="retriever", columns=["metric", "k"], values="value", dropna=False
@@ -72,7 +58,7 @@ def beir_fixture() -> None:
         q, d, g = line.split("\t")
         qrels.setdefault(q, {})[d] = int(g)
     print(f"\nBEIR test fixture: {len(CORPUS)} documents, {len(qrels)} judged queries (too few to decide anything)")
-    for analyzer in ANALYZERS:
+    for analyzer in FORCED:
         index = BM25Index.build(texts, BM25Settings(analyzer=analyzer))
         scores = [
             ndcg_at([CORPUS[i]["_id"] for i in index.top_k(q["text"], 10)[0]], qrels[q["_id"]], 10)

@@ -48,6 +48,28 @@ def served_index(data_dir, strategy: str):
     return index, with_titles(chunks, snapshot), embedder
 
 
+def bm25_runs(chunks, truth, analyzer: str, depth: int = 100):
+    """Runs of a BM25 index over `chunks` built with `analyzer` (each chunk's `language` read by
+    the per-language one) for every query of `truth`, named after the analyzer."""
+    import pandas as pd
+
+    from rag_assets.retrieval.lexical import BM25Index, BM25Settings
+
+    languages = chunks["language"].tolist() if "language" in chunks else None
+    index = BM25Index.build(chunks["text"].tolist(), BM25Settings(analyzer=analyzer), languages)
+    ids = np.asarray(chunks["chunk_id"])
+    rows = [
+        {
+            "query_id": q.query_id,
+            "strategy": chunks["strategy"].iloc[0],
+            "retriever": analyzer,
+            "chunk_ids": ids[index.top_k(q.query, depth)[0]].tolist(),
+        }
+        for q in truth.itertuples()
+    ]
+    return pd.DataFrame(rows)
+
+
 def synthetic_chunks(n: int, seed: int = 0) -> list[str]:
     """n chunk texts of 2-5 real sentences drawn (seeded) from the bundled corpus."""
     import re

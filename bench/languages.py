@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bm25_analyzers import runs as bm25_runs  # noqa: E402
+from common import bm25_runs  # noqa: E402
 
 from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
 from rag_assets.evaluation.retrieval_run import retriever_name  # noqa: E402
