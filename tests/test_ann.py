@@ -24,7 +24,7 @@ def real():
     records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
     questions = gt.validate(records, snap)[0]["query"].drop_duplicates().head(200).tolist()
     model = Embedder()
-    return model.encode(chunk_corpus(snap, STRATEGIES["E"])["text"].tolist()), model.encode(questions)
+    return model.encode(chunk_corpus(snap, STRATEGIES["E"])["text"].tolist()), model.encode(questions, query=True)
 
 
 def test_recall_against_exact_search_on_real_vectors(real, tmp_path):
@@ -61,20 +61,23 @@ def test_ask_searches_the_graph_above_the_size_setting(tiny_dataset, tmp_path, m
     ask += ["--strategy", "C", "--threshold", "0", "--json"]  # threshold 0: the gate refuses, no model call
     assert main(run) == 0
     capsys.readouterr()
-    assert not (data_dir / "assets" / "hnsw_index" / "C.faiss").exists()  # a few chunks: nothing to build
+    assert not (data_dir / "assets" / "hnsw_index" / "minilm" / "C.faiss").exists()  # a few chunks: nothing to build
     assert main(ask) == 0
     assert json.loads(capsys.readouterr().out)["dense_search"].startswith("exact (")
 
     monkeypatch.setenv("RAG_ASSETS_ANN_MIN_CHUNKS", "1")
     assert main(run) == 0
-    row = pd.read_parquet(data_dir / "assets" / "hnsw_index" / "C.parquet").iloc[0]
+    row = pd.read_parquet(data_dir / "assets" / "hnsw_index" / "minilm" / "C.parquet").iloc[0]
     assert row["built"] and row["recall_at_10"] == 1.0 and row["n_queries"] > 0  # a tiny graph is exact
     capsys.readouterr()
     assert main(ask) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert answer["dense_search"].startswith("hnsw (hnsw_index[C]: recall@10 1.000")
-    (data_dir / "assets" / "hnsw_index" / "C.faiss").write_bytes(b"damaged")
+    assert answer["dense_search"].startswith("hnsw (hnsw_index[minilm|C]: recall@10 1.000")
+    (data_dir / "assets" / "hnsw_index" / "minilm" / "C.faiss").write_bytes(b"damaged")
     assert main(ask) == 0  # still answers, exactly, and says why
-    assert json.loads(capsys.readouterr().out)["dense_search"] == "exact: hnsw_index[C] cannot be read (RuntimeError)"
+    assert (
+        json.loads(capsys.readouterr().out)["dense_search"]
+        == "exact: hnsw_index[minilm|C] cannot be read (RuntimeError)"
+    )
     monkeypatch.setenv("RAG_ASSETS_ANN_MIN_CHUNKS", "many")
     assert main(ask) == 2 and "RAG_ASSETS_ANN_MIN_CHUNKS must be a whole number" in capsys.readouterr().err

@@ -126,8 +126,8 @@ def test_a_run_killed_while_embedding_resumes_from_the_cache(tmp_path):
     assert (meta["cache_hits"], meta["encoded"]) == (256 * done_before, 641 - 256 * done_before)
     clean = tmp_path / "clean"
     assert subprocess.run(cmd + ["--data-dir", str(clean)], env=env, capture_output=True).returncode == 0
-    a = pd.read_parquet(killed / "assets" / "embeddings" / "A.parquet")
-    b = pd.read_parquet(clean / "assets" / "embeddings" / "A.parquet")
+    a = pd.read_parquet(killed / "assets" / "embeddings" / "minilm" / "A.parquet")
+    b = pd.read_parquet(clean / "assets" / "embeddings" / "minilm" / "A.parquet")
     assert a.drop(columns="embedding").equals(b.drop(columns="embedding"))
     assert np.allclose(np.stack(a["embedding"]), np.stack(b["embedding"]), atol=1e-6)
 

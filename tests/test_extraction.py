@@ -203,7 +203,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     with instance_for_test() as instance:
         record_source_versions(instance, defs.resources)
         checks = {}
-        for step in materialization_steps(defs, ["C"])[:2]:  # what `ask` serves from: sources, chunks, indexes
+        for step in materialization_steps(defs, ["C"])[:3]:  # what `ask` serves from: sources, chunks, indexes
             result = job.execute_in_process(
                 instance=instance, asset_selection=list(step.keys), partition_key=step.partition_key
             )

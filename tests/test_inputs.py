@@ -111,6 +111,7 @@ def test_locating_chunks_of_a_long_table_costs_no_reparse_and_agrees_with_a_scan
         "extractor": ["csv"],
         "extractor_version": ["2"],
         "spans": [json.dumps(extracted.spans)],
+        "language": ["en"],
     }
     chunks = chunk_corpus(pd.DataFrame(document), STRATEGIES["C"])
     assert len(chunks) > 2000 and chunks["locator"].str.match(r"A\d+:C\d+$").all()

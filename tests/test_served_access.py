@@ -109,10 +109,11 @@ def test_ask_serves_from_a_materialised_strategy_as_the_sweep_does(tmp_path):
     defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tmp_path)
     with instance_for_test() as instance:
         assert serving_strategy_of(defs, instance) == "E"  # nothing built: the configured one, refused by name later
-        for name in ("chunk_sets", "embeddings"):
-            instance.report_runless_asset_event(AssetMaterialization(name, partition="C"))
+        for name, partition in (("chunk_sets", "C"), ("embeddings", "minilm|C")):
+            instance.report_runless_asset_event(AssetMaterialization(name, partition=partition))
         instance.report_runless_asset_event(AssetMaterialization("chunk_sets", partition="A"))  # no vectors
+        instance.report_runless_asset_event(AssetMaterialization("embeddings", partition="me5-small|A"))  # not served
         assert serving_strategy_of(defs, instance) == "C"
-        for name in ("chunk_sets", "embeddings"):
-            instance.report_runless_asset_event(AssetMaterialization(name, partition="E"))
+        for name, partition in (("chunk_sets", "E"), ("embeddings", "minilm|E")):
+            instance.report_runless_asset_event(AssetMaterialization(name, partition=partition))
         assert serving_strategy_of(defs, instance) == "E"

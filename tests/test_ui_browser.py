@@ -112,6 +112,9 @@ def test_the_asset_list_shows_everything_materialised_and_nothing_stale(ui, page
         }))""")
         for asset in ASSETS:
             row = rows[asset]
+            if asset in ("embeddings", "hnsw_index"):  # model x strategy: the default model's 8 materialised,
+                assert row.split("\n")[-5:] == ["8", "24", "0", "0", "32 partitions"], (asset, row)  # 3 models' not
+                continue
             assert "Materialized" in row or row.count("All") == 1 and "8 partitions" in row, (asset, row)
         text = page.inner_text("body")
         for word in ("Stale", "Unsynced", "Never materialized", "Missing"):
@@ -179,6 +182,18 @@ def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, 
         assert "Recall@k with 95 % intervals, by question" in found["headings"]
         assert found["tables"] == ["strategy", "comparison"]  # the recall table and the sign-test table
         assert len(found["images"]) == 1 and found["images"][0]["natural"] > 0 and found["images"][0]["inside"], found
+        assert not page.errors, page.errors
+
+
+def test_embeddings_show_each_model_by_strategy(ui, page):
+    """The model dimension in the UI: a model x strategy matrix, the default model's row materialised
+    and the models no run named missing, each cell its own."""
+    with looking_at(page, "embeddings"):
+        visit(page, ui + "/assets/embeddings?view=partitions", "Materialized (")
+        text = page.inner_text("body")
+        assert "Materialized (8)" in text and "Missing (24)" in text and "Failed (0)" in text, text[:2000]
+        for model in ("minilm", "me5-small", "mpnet"):
+            assert model in text, (model, text)
         assert not page.errors, page.errors
 
 
