@@ -8,7 +8,8 @@ and then measured:
 1. R@4 and MRR per language x model x retriever; German paired against English by question
    (exact sign tests, Holm across the table);
 2. BM25 with each language's own analyzer (the default) against plain tokens, paired;
-3. Bulgarian: me5-small's hybrid against plain-token BM25 and against English-only MiniLM's dense;
+3. Bulgarian: BulStem's three rule sets; me5-small's hybrid against plain-token BM25 and against
+   English-only MiniLM's dense;
 4. each model against its published MTEB XQuADRetrieval figure (nDCG@10, the 240 paragraphs as the
    corpus, each question's own paragraph relevant);
 5. each model's cost on 200 real chunks: chunks/s, vector MB per 1,000 chunks, ms per query.
@@ -33,7 +34,7 @@ from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
 from rag_assets.evaluation.retrieval_run import retriever_name  # noqa: E402
 from rag_assets.ingest.dataset import PROJECT_ROOT  # noqa: E402
 from rag_assets.layout import DataDir  # noqa: E402
-from rag_assets.retrieval import packaged  # noqa: E402
+from rag_assets.retrieval import lexical, packaged  # noqa: E402
 
 XQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "xquad"
 BULGARIAN = PROJECT_ROOT / "data" / "bulgarian_chapter"
@@ -142,6 +143,23 @@ def main() -> None:
     pairs = [({"language": lang}, systems(h)["bm25"], systems(h)["bm25-plain"]) for lang, h in hits.items()]
     tests = comparisons.compare_paired(pairs, ["language"], ks=(4,))
     print(tests[["language", "wins", "losses", "recall_a", "recall_b", "p_holm"]].round(4).to_string(index=False))
+
+    print("\n## BulStem's rule sets (letters of context) on the Bulgarian chapter, BM25 R@k and MRR\n")
+    chunks, truth = layouts["bg"].read_table("chunk_sets", "E"), layouts["bg"].read_table("ground_truth")
+    truth = truth[truth["kind"] == "answerable"]
+    default = lexical.BULSTEM_CONTEXT
+    for context in (1, 2, 3):
+        lexical.BULSTEM_CONTEXT = context
+        lexical._bulstem.cache_clear()
+        table = metric_tables.metric_table(
+            metric_tables.query_hits(bm25_runs(chunks, truth, "per-language"), {"E": chunks}, truth), {}
+        )
+        recall = table[table["metric"] == "recall"].set_index("k")["value"]
+        mrr = table.loc[table["metric"] == "mrr", "value"].iloc[0]
+        cells = ", ".join(f"R@{k} {v:.3f}" for k, v in recall.items())
+        print(f"context {context}{' (the default)' if context == default else ''}: {cells}, MRR {mrr:.3f}")
+    lexical.BULSTEM_CONTEXT = default
+    lexical._bulstem.cache_clear()
 
     if "me5-small" in models:
         print("\n## Bulgarian: me5-small hybrid against plain BM25 and English-only MiniLM dense\n")
