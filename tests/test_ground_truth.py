@@ -124,9 +124,9 @@ def test_the_bulgarian_fixture_is_valid_whole_in_cyrillic():
     snap = corpus.snapshot(root / "documents")
     records, unreadable = gt.read_questions(root / "questions.jsonl")
     truth, rejects = gt.validate(records, snap)
-    assert unreadable == [] and rejects.empty and truth["question_id"].nunique() == len(records) == 34
+    assert unreadable == [] and rejects.empty and truth["question_id"].nunique() == len(records) == 56
     answerable = truth[truth["kind"] == "answerable"]
-    assert answerable["question_id"].nunique() == 26 and (answerable.groupby("question_id").size() == 2).all()
+    assert answerable["question_id"].nunique() == 48 and (answerable.groupby("question_id").size() == 2).all()
     text = snap["text"].iloc[0]
     for r in answerable.drop_duplicates("question_id").itertuples():
         assert text[r.needle_start : r.needle_start + len(r.needle)] == r.needle

@@ -74,4 +74,6 @@ def test_each_model_has_its_own_partitions_and_ask_serves_from_the_one_it_names(
         answer = json.loads(capsys.readouterr().out)
         assert not answer["refused"] and "north" in answer["answer"], model
     assert main([*ask, "--strategy", "C", "--embedder", "me5-small"]) == 2  # never materialised: refused
-    assert "embeddings[me5-small|C] has never been materialised" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "embeddings[me5-small|C] has never been materialised" in err
+    assert "--embedder minilm | minilm-fp32" in err  # the models that can answer

@@ -209,3 +209,32 @@ def test_the_recall_plot_fits_the_ui_dialog_and_its_one_legend_names_every_line(
     width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
     assert 600 < width <= significance_markdown.PLOT_MAX_PX
     assert significance_markdown.recall_plot_png(metrics[metrics["metric"] == "mrr"]) is None
+
+
+def test_embedding_models_are_compared_pairwise_ranked_and_named_when_the_corpus_cannot_tell_them_apart():
+    """Three models on one strategy: me5-small finds 20 more questions at R@4 than minilm, mpnet ties
+    minilm. The first model's retrievers carry no suffix; the headline and section say which k."""
+    rows = []
+    for i in range(60):
+        ranks = {"dense": 7 if i < 20 else 1, "dense@mpnet": 7 if i < 20 else 1, "dense@me5-small": 2}
+        rows += [(f"q{i}", f"q{i}", "E", r, rank, None, 100, 1, 1) for r, rank in ranks.items()]
+        rows += [
+            (f"q{i}", f"q{i}", "E", r.replace("dense", "hybrid"), rank, None, 100, 1, 1) for r, rank in ranks.items()
+        ]
+    hits, models = _hits(rows), ["minilm", "mpnet", "me5-small"]
+    chosen = comparisons.model_comparisons(models, ["E"])
+    assert [(c.a, c.b) for c in chosen[:3]] == [
+        (("E", "dense"), ("E", "dense@mpnet")),
+        (("E", "dense"), ("E", "dense@me5-small")),
+        (("E", "dense@mpnet"), ("E", "dense@me5-small")),
+    ]
+    tests, skipped = comparisons.paired_tests(hits, chosen)
+    assert skipped == [] and len(tests) == 6 * 4
+    metrics = metric_tables.metric_table(hits, {})
+    [dense, hybrid] = significance_markdown.model_headlines(metrics, tests, models)
+    assert dense.startswith("**Which embedding model (dense, strategy E)?** me5-small ranks first at R@4 (1.000).")
+    assert "E/dense vs E/dense@me5-small: significant at R@1 (wins +40/−0" in dense and "R@4 (loses +0/−20" in dense
+    section = "\n".join(significance_markdown.models_section(metrics, tests, models))
+    assert "by R@4: me5-small 1.000 > minilm 0.667 = mpnet 0.667." in section
+    alike = section.split("cannot tell apart")[1].split("### Their sign tests")[0]
+    assert "- dense, strategy E: minilm vs mpnet" in alike and "minilm vs me5-small" not in alike

@@ -163,9 +163,16 @@ def load_index(
     """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
     problems = freshness_problems(defs, instance, strategy) + failed_checks(defs, instance, strategy)
     if problems:
+        model = served_model(defs)
+        others = sorted(
+            m
+            for m, s in map(model_and_strategy, instance.get_materialized_partitions(AssetKey("embeddings")))
+            if s == strategy and m != model
+        )
+        hint = f" (or answer with a model materialised for it: --embedder {' | '.join(others)})" if others else ""
         raise IndexNotReady(
             f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-            "materialise it again (`rag-assets run`, or from the UI) before asking"
+            f"materialise it again (`rag-assets run --models {model}`, or from the UI) before asking{hint}"
         )
     layout = defs.resources["data_dir"].layout
     chunks, vectors, snapshot = (

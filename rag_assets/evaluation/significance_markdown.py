@@ -117,6 +117,33 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
+def model_headlines(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str], k: int = 4) -> list[str]:
+    """Which embedding model, per retriever, on the strategy the most questions were run on by
+    every model (E when it ran): the first by R@k, and where it differs from each other model."""
+    if len(models) < 2 or tests.empty:
+        return []
+    recall = metrics[(metrics["metric"] == "recall") & (metrics["k"] == k)].set_index(["strategy", "retriever"])
+    recall = recall["value"]
+    strategies = sorted(set(metrics["strategy"]))
+    strategy = "E" if "E" in strategies else strategies[0]
+    out = []
+    for base in MODEL_RETRIEVERS:
+        names = {m: retriever_name(base, m, models[0]) for m in models}
+        scored = {m: float(recall[(strategy, r)]) for m, r in names.items() if (strategy, r) in recall.index}
+        if len(scored) < 2:
+            continue
+        best = max(scored, key=scored.get)
+        verdicts = []
+        for cid, rows in tests.groupby("comparison_id", sort=False):
+            if cid.startswith(f"models_{base}_{strategy}_") and best in cid.split("_", 3)[3].split("_vs_"):
+                verdicts.append(verdict(rows))
+        out.append(
+            f"**Which embedding model ({base}, strategy {strategy})?** {best} ranks first at R@{k} "
+            f"({scored[best]:.3f}). " + " ".join(verdicts)
+        )
+    return out
+
+
 def models_section(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str], k: int = 4) -> list[str]:
     """The embedding models ranked per strategy and retriever by R@k, each pair's verdict over
     every k (its own Holm family), and the pairs this corpus cannot tell apart."""
@@ -126,13 +153,13 @@ def models_section(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str]
     lines, alike = [f"## Embedding models ({', '.join(models)}; `dense` and `hybrid` are {models[0]}'s)", ""], []
     for strategy in sorted(set(metrics["strategy"])):
         for base in MODEL_RETRIEVERS:
-            ranked = sorted(
+            ranked = sorted(  # best first; a tie in the order the models were named
                 (
                     (float(recall.at[(strategy, retriever_name(base, m, models[0])), "value"]), m)
                     for m in models
                     if (strategy, retriever_name(base, m, models[0])) in recall.index
                 ),
-                reverse=True,
+                key=lambda pair: (-pair[0], models.index(pair[1])),
             )
             if len(ranked) < 2:
                 continue
@@ -227,7 +254,11 @@ def render(
         "## Headlines",
         "",
         *(
-            [f"- {h}" for h in headlines(tests, destroyed, answerable)]
+            [
+                f"- {h}"
+                for h in headlines(tests, destroyed, answerable)
+                + (model_headlines(metrics, model_tests, models) if model_tests is not None and models else [])
+            ]
             or ["- None: the systems these questions compare were not run (see below)."]
         ),
         "",
