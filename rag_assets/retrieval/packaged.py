@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import shutil
@@ -22,6 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_assets import storage
 from rag_assets.answering import refusal
 from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import MODEL_NAME, Embedder, model_path
@@ -104,14 +104,6 @@ MPNET_ARCHIVE = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0d
 MPNET_WEIGHTS = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _part(package: str) -> Path:
     try:
         files = importlib.metadata.distribution(package).files or []
@@ -132,7 +124,7 @@ def mpnet_path() -> Path:
         return folder
     parts = [_part(p) for p in MPNET_PARTS]
     for package, part in zip(MPNET_PARTS, parts):
-        if _sha256(part) != MPNET_PARTS[package]:
+        if storage.sha256_of([part]) != MPNET_PARTS[package]:
             raise ModelMissing(f"{part} is not the file {package} 0.0.1 held when it was verified; reinstall it")
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent) as tmp:
@@ -141,12 +133,12 @@ def mpnet_path() -> Path:
             for part in parts:
                 with open(part, "rb") as fh:
                     shutil.copyfileobj(fh, out, 1 << 20)
-        if _sha256(archive) != MPNET_ARCHIVE:
+        if storage.sha256_of([archive]) != MPNET_ARCHIVE:
             raise ModelMissing("the reassembled all-mpnet-base-v2 archive does not match its pinned sha256")
         with zipfile.ZipFile(archive) as z:
             z.extractall(tmp)
         unpacked = Path(tmp) / "all-mpnet-base-v2"
-        if _sha256(unpacked / "model.safetensors") != MPNET_WEIGHTS:
+        if storage.sha256_of([unpacked / "model.safetensors"]) != MPNET_WEIGHTS:
             raise ModelMissing("all-mpnet-base-v2's model.safetensors is not the hub's file (sha256 differs)")
         (unpacked / "verified.json").write_text(
             json.dumps({"archive": MPNET_ARCHIVE, "model.safetensors": MPNET_WEIGHTS, "parts": MPNET_PARTS})
