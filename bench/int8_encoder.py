@@ -55,19 +55,16 @@ def speed_and_closeness(rounds: int) -> None:
 
 
 def paired_recall() -> None:
-    hits = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for backend in ("torch", "onnx-int8"):
-            data_dir = Path(tmp) / backend
-            args = ["run", "--data-dir", str(data_dir), "--strategies", "E", "--no-llm", "--embedder", backend]
-            if cli(args) != 0:
-                raise SystemExit(f"rag-assets {' '.join(args)} failed")
-            hits[backend] = pd.read_parquet(data_dir / "assets" / "query_hits.parquet")
+    with tempfile.TemporaryDirectory() as tmp:  # one run, both models side by side: dense is int8's
+        args = ["run", "--data-dir", tmp, "--strategies", "E", "--no-llm", "--models", "minilm,minilm-fp32"]
+        if cli(args) != 0:
+            raise SystemExit(f"rag-assets {' '.join(args)} failed")
+        hits = pd.read_parquet(Path(tmp) / "assets" / "query_hits.parquet")
     pairs = []
+    columns = ["query_id", "question_id", "hit_rank"]
     for retriever in ("dense", "hybrid"):
-        a, b = (h[h["retriever"] == retriever] for h in (hits["onnx-int8"], hits["torch"]))
-        columns = ["query_id", "question_id", "hit_rank"]
-        pairs.append(({"retriever": retriever}, a[columns], b[columns]))
+        a, b = (hits[hits["retriever"] == r][columns] for r in (retriever, f"{retriever}@minilm-fp32"))
+        pairs.append(({"retriever": retriever}, a, b))
     table = compare_paired(pairs, ["retriever"], ks=(1, 4, 20))
     print("\nint8 (a) against fp32 (b), strategy E, paired by question:")
     print(
