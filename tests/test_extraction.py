@@ -8,6 +8,7 @@ import pytest
 from mixed_folder import BAD, GOOD, HEADER, MAX_BYTES, PDF_PAGES, write_mixed_folder
 from pypdf import PdfReader
 
+from rag_assets import storage
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.extractors import EXTRACTORS, column_letter
@@ -258,8 +259,10 @@ def test_the_corpus_version_reads_only_files_whose_stat_changed(tmp_path, monkey
     for name in ("a.md", "b.md", "c.md"):
         (documents / name).write_text(f"# {name}\n\nSome text.", encoding="utf-8")
     read = []
-    real = corpus._sha256_of_file
-    monkeypatch.setattr(corpus, "_sha256_of_file", lambda path: read.append(path.name) or real(path))
+    real = storage.sha256_of
+    monkeypatch.setattr(
+        storage, "sha256_of", lambda files, prefix=b"": read.extend(f.name for f in files) or real(files)
+    )
     first = corpus.folder_hash(documents)
     assert sorted(read) == ["a.md", "b.md", "c.md"]
     read.clear()
