@@ -117,29 +117,48 @@ def headlines(tests: pd.DataFrame, destroyed: dict[str, int], answerable: int) -
     return out
 
 
+def _recall_at(metrics: pd.DataFrame, k: int) -> pd.Series:
+    """R@k by (strategy, retriever)."""
+    return metrics[(metrics["metric"] == "recall") & (metrics["k"] == k)].set_index(["strategy", "retriever"])["value"]
+
+
+def _ranked_models(recall: pd.Series, strategy: str, base: str, models: list[str]) -> list[tuple[str, float]]:
+    """(model, R@k) of each model run on `strategy` under `base`, best first; a tie in the order the
+    models were named."""
+    found = [(m, (strategy, retriever_name(base, m, models[0]))) for m in models]
+    scored = [(m, float(recall[system])) for m, system in found if system in recall.index]
+    return sorted(scored, key=lambda pair: (-pair[1], models.index(pair[0])))
+
+
+def _model_pairs(tests: pd.DataFrame, base: str, strategy: str) -> list[pd.DataFrame]:
+    """The model comparisons of one strategy and retriever, each as its rows over every k."""
+    groups = tests.groupby("comparison_id", sort=False)
+    return [rows for cid, rows in groups if cid.startswith(f"models_{base}_{strategy}_")]
+
+
 def model_headlines(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str], k: int = 4) -> list[str]:
-    """Which embedding model, per retriever, on the strategy the most questions were run on by
-    every model (E when it ran): the first by R@k, and where it differs from each other model."""
+    """Which embedding model, per retriever, on strategy E (the first strategy when E did not run):
+    the first by R@k, and where it differs from each other model."""
     if len(models) < 2 or tests.empty:
         return []
-    recall = metrics[(metrics["metric"] == "recall") & (metrics["k"] == k)].set_index(["strategy", "retriever"])
-    recall = recall["value"]
+    recall = _recall_at(metrics, k)
     strategies = sorted(set(metrics["strategy"]))
     strategy = "E" if "E" in strategies else strategies[0]
     out = []
     for base in MODEL_RETRIEVERS:
-        names = {m: retriever_name(base, m, models[0]) for m in models}
-        scored = {m: float(recall[(strategy, r)]) for m, r in names.items() if (strategy, r) in recall.index}
-        if len(scored) < 2:
+        ranked = _ranked_models(recall, strategy, base, models)
+        if len(ranked) < 2:
             continue
-        best = max(scored, key=scored.get)
-        verdicts = []
-        for cid, rows in tests.groupby("comparison_id", sort=False):
-            if cid.startswith(f"models_{base}_{strategy}_") and best in cid.split("_", 3)[3].split("_vs_"):
-                verdicts.append(verdict(rows))
+        best, value = ranked[0]
+        system = f"{strategy}/{retriever_name(base, best, models[0])}"
+        verdicts = [
+            verdict(rows)
+            for rows in _model_pairs(tests, base, strategy)
+            if system in (rows["a"].iloc[0], rows["b"].iloc[0])
+        ]
         out.append(
             f"**Which embedding model ({base}, strategy {strategy})?** {best} ranks first at R@{k} "
-            f"({scored[best]:.3f}). " + " ".join(verdicts)
+            f"({value:.3f}). " + " ".join(verdicts)
         )
     return out
 
@@ -149,29 +168,21 @@ def models_section(metrics: pd.DataFrame, tests: pd.DataFrame, models: list[str]
     every k (its own Holm family), and the pairs this corpus cannot tell apart."""
     if len(models) < 2:
         return []
-    recall = metrics[(metrics["metric"] == "recall") & (metrics["k"] == k)].set_index(["strategy", "retriever"])
+    recall = _recall_at(metrics, k)
     lines, alike = [f"## Embedding models ({', '.join(models)}; `dense` and `hybrid` are {models[0]}'s)", ""], []
     for strategy in sorted(set(metrics["strategy"])):
         for base in MODEL_RETRIEVERS:
-            ranked = sorted(  # best first; a tie in the order the models were named
-                (
-                    (float(recall.at[(strategy, retriever_name(base, m, models[0])), "value"]), m)
-                    for m in models
-                    if (strategy, retriever_name(base, m, models[0])) in recall.index
-                ),
-                key=lambda pair: (-pair[0], models.index(pair[1])),
-            )
+            ranked = _ranked_models(recall, strategy, base, models)
             if len(ranked) < 2:
                 continue
-            order = f"{ranked[0][1]} {ranked[0][0]:.3f}" + "".join(
-                f" {'>' if v < before else '='} {m} {v:.3f}" for (before, _), (v, m) in zip(ranked, ranked[1:])
+            order = f"{ranked[0][0]} {ranked[0][1]:.3f}" + "".join(
+                f" {'>' if v < before else '='} {m} {v:.3f}" for (_, before), (m, v) in zip(ranked, ranked[1:])
             )
             lines.append(f"- **{base}, strategy {strategy}**, by R@{k}: {order}.")
-            for cid, rows in tests.groupby("comparison_id", sort=False):
-                if cid.startswith(f"models_{base}_{strategy}_"):
-                    lines.append(f"  - {verdict(rows)}")
-                    if (rows["p_holm"] >= ALPHA).all():
-                        alike.append(rows["comparison"].iloc[0])
+            for rows in _model_pairs(tests, base, strategy):
+                lines.append(f"  - {verdict(rows)}")
+                if (rows["p_holm"] >= ALPHA).all():
+                    alike.append(rows["comparison"].iloc[0])
     lines += ["", "Pairs this corpus cannot tell apart (significant at no k after Holm):"]
     lines += [f"- {c}" for c in alike] or ["- none"]
     return lines + ["", "### Their sign tests", "", significance_table(tests)]
