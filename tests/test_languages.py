@@ -11,7 +11,7 @@ from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.dataset import PROJECT_ROOT
 from rag_assets.retrieval import packaged
-from rag_assets.retrieval.lexical import BM25Index, BM25Settings, Tokenizer, describe
+from rag_assets.retrieval.lexical import BM25Index, BM25Settings, Tokenizer, describe, unstemmed
 
 BULGARIAN = (PROJECT_ROOT / "data" / "bulgarian_chapter" / "documents" / "rag-v-production.md").read_text()
 DOCS = {
@@ -76,6 +76,7 @@ def test_each_language_is_stemmed_by_its_own_rules_where_plain_tokens_miss(folde
         assert document not in [ids[i] for i in plain.top_k(query, 5)[0]], query
     assert describe("bg").startswith("bg: BulStem (context 2), 259 stop words")
     assert describe("ja").startswith("ja: plain tokens (no stemmer for this language)")
+    assert unstemmed("ja") and not unstemmed("bg") and not unstemmed("plain")  # bm25_index warns for the first
     assert Tokenizer("bg")("и на за от") == []  # stop words
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from dagster import AssetCheckSeverity
 
 from rag_assets.defs.glue import label
+from rag_assets.defs.partitions import model_and_strategy
 
 SUMMARY_FIELDS = [  # (metadata key, column title, format)
     ("chunks", "chunks", "{:d}"),
@@ -23,7 +24,7 @@ def _value(entry):
 @dataclass
 class RunReport:
     chunk_sets: dict[str, dict] = field(default_factory=dict)  # strategy -> its chunk set's figures
-    embeddings: dict[str, dict] = field(default_factory=dict)  # `model|strategy` -> what it cost the model
+    embeddings: dict[tuple[str, str], dict] = field(default_factory=dict)  # (model, strategy) -> its cost
     answerable: int = 0
     failed_checks: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -43,7 +44,7 @@ class RunReport:
                 self.chunk_sets[mat.partition] = meta
                 self.answerable = meta.get("answerable_questions", self.answerable)
             elif mat.asset_key.to_user_string() == "embeddings":  # what it costs each model
-                self.embeddings[mat.partition] = meta
+                self.embeddings[model_and_strategy(mat.partition)] = meta
         for evaluation in result.get_asset_check_evaluations():
             name = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
             details = {k: _value(v) for k, v in evaluation.metadata.items()}
@@ -95,7 +96,7 @@ class RunReport:
             header = ["strategy", "model"] + [title for _, title, _ in SUMMARY_FIELDS]
             rows = []
             for strategy, meta in self.chunk_sets.items():
-                models = {k.split("|")[0]: m for k, m in self.embeddings.items() if k.split("|")[1] == strategy}
+                models = {m: cost for (m, s), cost in self.embeddings.items() if s == strategy}
                 for model, cost in (models or {"—": {}}).items():
                     both = {**meta, **cost}
                     row = [fmt.format(both[k]) if k in both else "—" for k, _, fmt in SUMMARY_FIELDS]

@@ -147,11 +147,8 @@ def serving_strategy_of(defs: Definitions, instance: DagsterInstance) -> str:
     embeddings of the served model have been materialised; the configured one when none has
     (refused later, by name)."""
     model = served_model(defs)
-    embedded = {
-        model_and_strategy(k)[1]
-        for k in instance.get_materialized_partitions(AssetKey("embeddings"))
-        if model_and_strategy(k)[0] == model
-    }
+    partitions = map(model_and_strategy, instance.get_materialized_partitions(AssetKey("embeddings")))
+    embedded = {s for m, s in partitions if m == model}
     present = set(instance.get_materialized_partitions(AssetKey("chunk_sets"))) & embedded
     settings = defs.resources["retrieval"]
     return settings.serving(present) if present else settings.serving_strategy

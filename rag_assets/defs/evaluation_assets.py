@@ -16,6 +16,7 @@ from rag_assets.defs.glue import (
     questions_metadata,
 )
 from rag_assets.defs.io_manager import PREVIEW_KEY
+from rag_assets.defs.partitions import model_and_strategy
 from rag_assets.defs.resources import (
     ComputeResource,
     DataDirResource,
@@ -68,7 +69,7 @@ def retrieval_runs(
     opt-in LLM reranker runs on the serving strategy only, for a fixed sample of answerable
     questions."""
     names = embedder.names()
-    tables = {tuple(key.split("|")): read for key, read in embeddings.items()}
+    tables = {model_and_strategy(key): read for key, read in embeddings.items()}
     strategies = sorted(s for s in chunk_sets if all((m, s) in tables for m in names))
     skipped = sorted(set(chunk_sets) - set(strategies))
     if skipped:
@@ -279,7 +280,7 @@ def refusal_sweep(
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
     chunks = chunk_sets[strategy]()
     texts = dict(zip(chunks["chunk_id"], chunks["text"]))
-    names, sweeps, per_model = embedder.names(), [], {}
+    names, sweeps, per_model, measured = embedder.names(), [], {}, {}
     for name in names:  # each model's dense distances, swept around its own threshold
         dense = retriever_name("dense", name, names[0])
         runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == dense)]
@@ -288,6 +289,7 @@ def refusal_sweep(
         sweeps.append(threshold_sweep.outcomes(runs, ground_truth, texts, thresholds).assign(model=name))
         best = threshold_sweep.best_distances(runs, ground_truth)
         answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
+        measured[name] = runs, thresholds, best, answer
         per_model[name] = {
             "operating_threshold": round(threshold, 4),
             "worst_in_domain_answer_distance": round(float(answer.max()), 3) if len(answer) else None,
@@ -299,10 +301,7 @@ def refusal_sweep(
     # the figures below are the serving (first) model's
     name, threshold = names[0], retrieval.threshold(names[0])
     sweep_of = sweep[sweep["model"] == name]
-    runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == "dense")]
-    best = threshold_sweep.best_distances(runs, ground_truth)
-    answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
-    grid = sorted(set(sweep_of["threshold"]))
+    runs, grid, best, answer = measured[name]
     png = refusal_figures.distance_histogram_png(best, threshold)
     storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
     step = threshold / 6  # 0.1 around MiniLM's 0.6

@@ -32,7 +32,7 @@ from rag_assets.retrieval.embedding import (
     vectors_of,
 )
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
-from rag_assets.retrieval.lexical import BM25Index, describe
+from rag_assets.retrieval.lexical import BM25Index, describe, unstemmed
 
 UNIT_TOLERANCE = 1e-5
 
@@ -153,8 +153,8 @@ def bm25_index(
     index = BM25Index.build(chunk_sets["text"].tolist(), settings, chunk_sets["language"].tolist())
     seconds = time.perf_counter() - t0
     analyses = {describe(a): n for a, n in index.analyses.items()}
-    for line in (a for a in analyses if "plain tokens" in a):
-        context.log.warning(f"{line}: its chunks are matched word for word, without stemming")
+    for analysis in filter(unstemmed, index.analyses):
+        context.log.warning(f"{describe(analysis)}: its chunks are matched word for word, without stemming")
     path = data_dir.layout.bm25(context.partition_key)
     index.save(path)
     return MaterializeResult(

@@ -26,11 +26,16 @@ NAMES = {
 }
 
 
-@lru_cache(maxsize=16384)
 def language_of(text: str) -> str:
-    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters);
-    remembered for the last texts asked about (a service sees the same chunks again and again)."""
-    sample = text[:SAMPLE_CHARS]
+    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters),
+    read from its first SAMPLE_CHARS characters."""
+    return _identified(text[:SAMPLE_CHARS])
+
+
+@lru_cache(maxsize=16384)
+def _identified(sample: str) -> str:
+    """Remembered for the last samples asked about (a service sees the same chunks again and
+    again), keyed by the sample only: a snapshot's documents are never kept alive here whole."""
     if not any(c.isalpha() for c in sample):
         return "und"
     import py3langid

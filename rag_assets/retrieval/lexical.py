@@ -111,17 +111,22 @@ def _rules(analysis: str) -> tuple[frozenset, str | None, bool]:
     return _stop_words(analysis), SNOWBALL.get(analysis), False
 
 
+def unstemmed(analysis: str) -> bool:
+    """A language left to plain tokens for want of a stemmer (never a forced analyzer)."""
+    return analysis not in FORCED and _rules(analysis)[1] is None
+
+
 def describe(analysis: str) -> str:
     """One line that says what an analysis does: what a user reads in bm25_index's metadata."""
     if analysis in FORCED:
         return f"{analysis} (forced)" if analysis != "english" else "english: Lucene's 33 stop words, Porter"
     stop, stemmer, _ = _rules(analysis)
     words = f"{len(stop)} stop words (stopwords-iso)" if stop else "no stop words"
+    if unstemmed(analysis):
+        return f"{analysis}: plain tokens (no stemmer for this language), {words}"
     if stemmer == BULSTEM:
         return f"{analysis}: BulStem (context {BULSTEM_CONTEXT}), {words}"
-    if stemmer:
-        return f"{analysis}: Snowball {stemmer}, {words}"
-    return f"{analysis}: plain tokens (no stemmer for this language), {words}"
+    return f"{analysis}: Snowball {stemmer}, {words}"
 
 
 @lru_cache(maxsize=1)
