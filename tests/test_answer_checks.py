@@ -7,7 +7,7 @@ from conftest import ScriptedLM
 
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import Answerer, Generative
-from rag_assets.answering.citations import fragment_range
+from rag_assets.answering.citations import declines, fragment_range
 from rag_assets.answering.extractive import Extractive
 from rag_assets.answering.generation import Generation
 from rag_assets.answering.output_cache import AnswerCache
@@ -46,6 +46,57 @@ def test_inflection_number_formats_and_scripts_other_than_latin():
     greek = {1: "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας από το 1834."}
     assert check_support("Η πρωτεύουσα είναι η Αθήνα από το 1834 [1].", [], greek)[0].supported
     assert check_support("Η πρωτεύουσα είναι η Θεσσαλονίκη [1].", [], greek)[0].missing == ["Θεσσαλονίκη"]
+
+
+# What a small model really writes wrong, each against the source it cites, and the same sentence
+# told right: the check flags the first and passes the second (issue 32's cases).
+WRONG_AND_RIGHT = [
+    ("Alice did it.", "Bob did it [1].", "Alice did it, they say [1]."),  # a name that starts the sentence
+    ("Петър спечели състезанието през 2020 г.", "Иван спечели състезанието [1].", "Петър спечели [1]."),
+    ("It was founded in Australia.", "It was founded in Austria [1].", "Australia, where it was founded [1]."),
+    ("John wrote the report.", "Johnson wrote the report [1].", "The report was written by John [1]."),
+    ("The chips come from micron.", "The chips come from Microsoft [1].", "The chips come from Micron [1]."),
+    ("Take 3.5 mg daily.", "Take 35 mg daily [1].", "Take 3,5 mg a day [1]."),
+    ("Take 3.5 mg daily.", "Take 3.5 g daily [1].", "Daily, take 3.5 mg [1]."),  # a unit
+    ("It cost 2 million dollars.", "It cost 2 billion dollars [1].", "It cost 2,000,000 dollars [1]."),
+    ("In 201920 people came.", "In 2019 20 people came [1].", "201920 people came [1]."),
+    ("The vaccine does not cause autism.", "The vaccine does cause autism [1].", "It does not cause autism [1]."),
+    ("The vaccine causes fever.", "The vaccine never causes fever [1].", "The vaccine causes a fever [1]."),
+    ("Der Impfstoff verursacht kein Fieber.", "Der Impfstoff verursacht Fieber [1].", "Er verursacht kein Fieber [1]."),
+    ("Ваксината не предизвиква треска.", "Ваксината предизвиква треска [1].", "Тя не предизвиква треска [1]."),
+    ("Some patients recovered after the treatment.", "All patients recovered [1].", "Some recovered [1]."),
+]
+
+
+@pytest.mark.parametrize(("source", "wrong", "right"), WRONG_AND_RIGHT)
+def test_the_check_flags_what_a_small_model_gets_wrong_and_passes_it_told_right(source, wrong, right):
+    assert not check_support(wrong, [], {1: source})[0].supported
+    assert check_support(right, [], {1: source})[0].supported, check_support(right, [], {1: source})[0].missing
+
+
+def test_what_the_question_claims_is_a_claim_and_negation_says_where_it_stands():
+    source = {1: "The company recalled the batch after complaints."}
+    (checked,) = check_support(
+        "Yes, Pfizer recalled it in 2021 [1].", [], source, question="Did Pfizer recall it in 2021?"
+    )
+    assert checked.missing == checked.from_question == ["Pfizer", "2021"]
+    (flipped,) = check_support("The vaccine does cause autism [1].", [], {1: "The vaccine does not cause autism."})
+    assert flipped.missing == ["autism (negated in the source, not here)"] and flipped.elsewhere == []
+    (unit,) = check_support("Replace it every 300 days [1].", [], {1: "Replace the filter every 300 hours."})
+    assert unit.missing == ["300 days"]
+
+
+def test_no_answer_is_a_refusal_only_when_it_is_all_the_reply_says(pump):
+    _, chunks, index, embedder = pump
+    for reply, declined in [("NO ANSWER", True), ("No answer.", True), ("NO ANSWER [1]", True)]:
+        assert declines(reply) is declined
+    both = "NO ANSWER. But replace the filter every 250 hours [1]."
+    assert not declines(both)
+    answer = Answerer(index, chunks, embedder, Generative(ScriptedLM(both)), threshold=2.0).ask(
+        "How often is the filter replaced?"
+    )
+    assert answer.declined is False and answer.supported is False  # checked and scored as the answer it is
+    assert any("250" in s["missing"] for s in answer.support)
 
 
 @pytest.mark.parametrize("scoring_rule", ["lexical", "dense", "hybrid"])

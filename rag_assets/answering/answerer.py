@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.answering import refusal
-from rag_assets.answering.citations import NO_ANSWER, Citation, Context, build_context, check_citations
+from rag_assets.answering.citations import Citation, Context, build_context, check_citations, declines
 from rag_assets.answering.extractive import Extractive
 from rag_assets.answering.generation import INPUT_BUDGET
 from rag_assets.answering.support import check_support
@@ -298,13 +298,14 @@ class Answerer:
         pointed = generation.sources if generation.sources is not None else context.citations
         used, dangling = check_citations(generation.text, pointed)
         result.answer, result.citations, result.dangling = generation.text, used, dangling
-        result.declined = NO_ANSWER in generation.text.upper()
+        result.declined = declines(generation.text)
         if not result.declined:
             support = check_support(
                 generation.text,
-                [result.question, self.writer.answer_prefix],
+                [self.writer.answer_prefix],
                 {c.index: c.quote for c in pointed},
                 language_of(pointed[0].quote) if pointed else "en",
+                question=result.question,
             )
             result.support = [s.as_dict() for s in support]
             result.supported = all(s.supported for s in support)

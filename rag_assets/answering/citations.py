@@ -24,6 +24,14 @@ PROMPT = (
     "If the sources do not contain the answer, reply only: " + NO_ANSWER + "\n\n"
     "SOURCES\n{sources}\n\nQUESTION\n{question}"
 )
+
+
+def declines(reply: str) -> bool:
+    """The reply is NO ANSWER and nothing else (markers, punctuation and case aside): a reply that
+    says NO ANSWER and something more is an answer, checked and scored as one."""
+    return re.sub(r"[\W_]+", " ", _MARKER.sub(" ", reply)).strip().upper() == NO_ANSWER
+
+
 _WORD_END = re.compile(r"\S(?=\s|$)")
 # A chunk is read at most this many characters per budget token deep, so a whole document as one
 # chunk costs what the budget allows, not its length. Natural text runs about 4 characters a token.

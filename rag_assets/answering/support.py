@@ -1,38 +1,114 @@
 """Does each sentence of an answer say only what its sources say? A deterministic check, no model.
 
-A sentence's claims are the tokens a reader would look up in a source:
-- numbers, by their digits: `1,777`, `1 777` and `1777` are one number, and so are `3.5` and
-  `3,5` (a number written in words, or `1.5 million` for `1,500,000`, is not recognised);
-- names: a word with a capital that does not start the sentence, or with two capitals (in
-  scripts without case, such as CJK, no word is a name);
-- long words, LONG_WORD letters or more: rarity without a word list (long words are the rare
-  ones in every language with spaces; short unit words such as `km` are not checked).
-
-A sentence found verbatim (without its markers) in a quote it cites is supported as it stands.
-Otherwise each claim is looked for in the quotes the sentence cites (`[n]`; a sentence that cites none, in
-every source shown), and in the question and the answer prefix the project wrote: the asker's
-words and the template's are not the answer's claims.
-Text is compared after Unicode compatibility folding, without accents and case. Inflection: a word
-is found when a source word starts with its first `max(STEM_MIN, len - STEM_SLACK)` letters, or it
-starts with the source word's: `members`/`member`, `парламента`/`парламентът`. A compound
-(German `Kraftwerk` for `Werk`) is not found. A sentence with a claim not found is unsupported,
-and the claims not found are listed, with those another shown source holds (then the citation,
-not the claim, is wrong). docs/answering.md measures the false alarms.
+What a sentence claims, and how each claim is looked up in the quotes the sentence cites (`[n]`;
+a sentence that cites none, in every source shown):
+- numbers, by value: `1,777`, `1 777` and `1777` are one number, `3.5` and `3,5` another (a
+  separator before exactly three digits reads both ways); a magnitude word after a number is part
+  of it (`1.5 million` is `1,500,000`; `MAGNITUDES`), and so is the word after it, its unit
+  (`mg`, `hours`, `Punkte`: a word that is no stop word, or one of SHORT_UNITS), which a source
+  must write within UNIT_WINDOW words of the same value unless its own number has no unit.
+  A number written in words in a source supports its digits; in the answer it is no claim;
+- names: a word with a capital (at the start of a sentence too, unless it is a stop word of the
+  language), or with two capitals; looked up whole, or by the language's stemmer (Snowball,
+  BulStem), never by a prefix: `Austria` is not `Australia`;
+- long words, LONG_WORD letters or more (rarity without a word list): whole, stemmed, or sharing
+  all but their last STEM_SLACK letters with a source word (`membership` for `members`);
+- polarity: a word of the answer that the best-matching cited sentence holds must stand in the same
+  polarity there (a negation word (`NEGATIONS`) within NEGATION_SCOPE words before it, in one
+  clause): `does cause` against `does not cause` is flagged, and so is the reverse;
+- quantifiers: a quantifier of the answer (`QUANTIFIERS`: all/some/most/many) must have one of its
+  class in the best-matching cited sentence: `all` against `some` is flagged; a quantifier dropped
+  is not.
+Words that speak of the sources (`according`, `source`; `ATTRIBUTION`) and the project's own words
+(`given`: the answer prefix it wrote) are no claims. The question's words are: a claim only the
+question holds is unsupported, and listed in `from_question`. A sentence found verbatim (without
+its markers) in a quote it cites is supported as it stands. Text is compared after Unicode
+compatibility folding, without accents and case. What this catches and misses, by kind and
+language, is measured by bench/support_check.py (docs/answering.md).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from functools import lru_cache
 
+from rag_assets.ingest.language import language_of
 from rag_assets.ingest.sentences import sentence_spans
+from rag_assets.retrieval import lexical
 
 LONG_WORD = 9
 STEM_MIN, STEM_SLACK = 4, 3
+UNIT_WINDOW = 3
+NEGATION_SCOPE = 4
 _MARKER = re.compile(r"\[(\d+)\]")
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*")
-_WORD = re.compile(r"[^\W\d_]+")  # letters only: a number inside a word is read as a number
+_TOKEN = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
+_CLAUSE_BREAK = set(".,;:!?()\u2013\u2014")
+_CONTRACTION = re.compile(r"n['’]t\b", re.IGNORECASE)
+
+# The closed word classes a claim turns on, per language; a language not listed reads English's.
+# Negations and quantifiers of every language listed are read in any text (a language told from a
+# short quote is often wrong, and these words are seldom content words of another language).
+MAGNITUDES = {
+    "en": {"thousand": 3, "million": 6, "billion": 9, "trillion": 12, "bn": 9, "mn": 6},
+    "de": {"tausend": 3, "million": 6, "millionen": 6, "mio": 6, "milliarde": 9, "milliarden": 9, "mrd": 9,
+           "billion": 12, "billionen": 12},
+    "bg": {"хиляда": 3, "хиляди": 3, "хил": 3, "милион": 6, "милиона": 6, "милиони": 6, "млн": 6,
+           "милиард": 9, "милиарда": 9, "милиарди": 9, "млрд": 9, "трилион": 12, "трилиона": 12},
+    "ru": {"тысяча": 3, "тысячи": 3, "тысяч": 3, "тыс": 3, "миллион": 6, "миллиона": 6, "миллионов": 6,
+           "млн": 6, "миллиард": 9, "миллиарда": 9, "миллиардов": 9, "млрд": 9},
+    "el": {"χιλιαδες": 3, "εκατομμυριο": 6, "εκατομμυρια": 6, "εκατ": 6, "δισεκατομμυριο": 9,
+           "δισεκατομμυρια": 9, "δισ": 9},
+    "fr": {"mille": 3, "million": 6, "millions": 6, "milliard": 9, "milliards": 9},
+    "es": {"mil": 3, "millon": 6, "millones": 6},
+}  # fmt: skip
+NEGATIONS = {
+    "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot"},
+    "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "weder",
+           "nichts", "niemand"},
+    "bg": {"не", "няма", "нямаше", "никога", "без", "нито", "никой", "нищо"},
+    "ru": {"не", "нет", "никогда", "без", "ни", "никто", "ничего"},
+    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανεις"},
+    "fr": {"ne", "pas", "jamais", "sans", "aucun", "aucune", "rien", "personne"},
+    "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
+}  # fmt: skip
+QUANTIFIERS = {  # class -> words
+    "en": {"all": {"all", "every", "each", "always", "entire"}, "some": {"some", "several", "few", "sometimes"},
+           "most": {"most", "mostly", "usually", "majority"}, "many": {"many", "numerous", "often"}},
+    "de": {"all": {"alle", "allen", "aller", "jeder", "jede", "jedes", "jeden", "jedem", "immer", "samtliche"},
+           "some": {"einige", "einigen", "einiger", "manche", "manchen", "mehrere", "wenige", "manchmal"},
+           "most": {"meisten", "meist", "meistens", "uberwiegend", "mehrheit"}, "many": {"viele", "vielen", "oft"}},
+    "bg": {"all": {"всички", "всеки", "всяка", "всяко", "винаги", "целия", "цялата"},
+           "some": {"някои", "няколко", "понякога"}, "most": {"повечето", "обикновено", "мнозинството"},
+           "many": {"много", "многобройни", "често"}},
+    "ru": {"all": {"все", "всех", "каждый", "каждая", "каждое", "всегда"}, "some": {"некоторые", "несколько", "иногда"},
+           "most": {"большинство", "обычно"}, "many": {"многие", "много", "часто"}},
+    "el": {"all": {"ολοι", "ολες", "ολα", "καθε", "παντα"}, "some": {"μερικοι", "μερικες", "μερικα", "ορισμενοι"},
+           "most": {"περισσοτεροι", "συνηθως"}, "many": {"πολλοι", "πολλες", "πολλα", "συχνα"}},
+}  # fmt: skip
+ATTRIBUTION = {  # words that speak of the sources, not of the world
+    "en": {"according", "source", "sources", "document", "documents", "passage", "passages", "context", "text",
+           "mentioned"},
+    "de": {"laut", "zufolge", "quelle", "quellen", "dokument", "dokumente", "dokumenten", "text", "textes",
+           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst"},
+    "bg": {"според", "източник", "източника", "източникът", "източници", "източниците", "документ", "документа",
+           "документът", "документи", "документите", "текст", "текста", "текстът", "откъс", "откъса"},
+    "ru": {"согласно", "источник", "источника", "источнику", "источники", "документ", "документа", "текст", "текста"},
+    "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου"},
+}  # fmt: skip
+SHORT_UNITS = set("g kg mg t l ml m cm mm km h s min kb mb gb tb hz khz mhz ghz w kw mw v ha".split())
+BULGARIAN_ARTICLES = ("ът", "ят", "та", "то", "те", "а", "я")
+NUMBER_WORDS = {  # a source's number in words supports its digits
+    "en": "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen twenty",
+    "de": "null eins zwei drei vier funf sechs sieben acht neun zehn elf zwolf dreizehn vierzehn funfzehn sechzehn "
+          "siebzehn achtzehn neunzehn zwanzig",
+    "bg": "нула едно две три четири пет шест седем осем девет десет единадесет дванадесет тринадесет "
+          "четиринадесет петнадесет шестнадесет седемнадесет осемнадесет деветнадесет двадесет",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -41,8 +117,9 @@ class SentenceSupport:
     start: int  # offsets in the answer
     end: int
     cites: list[int]  # the [n] this sentence (or the marker right after it) points at
-    missing: list[str]  # claims, as written in the answer, found in none of its sources nor the question
+    missing: list[str]  # claims, as written in the answer, its sources do not hold (polarity and quantifiers named)
     elsewhere: list[str]  # those of `missing` that another shown source holds: the citation, not the claim, is wrong
+    from_question: list[str] = field(default_factory=list)  # those of `missing` that only the question holds
 
     @property
     def supported(self) -> bool:
@@ -58,44 +135,225 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-def _numbers(text: str) -> set[str]:
-    return {re.sub(r"\D", "", m.group()) for m in _NUMBER.finditer(text)}
+def _words_of(table: dict, language: str):
+    return table.get(language, table["en"])
 
 
-def claims(sentence: str, long_word: int = LONG_WORD) -> list[tuple[str, str]]:
-    """(as written, kind) for each claim of one sentence, in order, once each."""
-    text = _MARKER.sub(" ", sentence)
-    out = [(m.group(), "number") for m in _NUMBER.finditer(text)]
-    for position, m in enumerate(_WORD.finditer(text)):
-        word = m.group()
-        capitals = sum(c.isupper() for c in word)
-        if capitals >= 2 or (capitals and word[0].isupper() and position > 0):
-            out.append((word, "name"))
-        elif len(word) >= long_word:
-            out.append((word, "word"))
-    return list(dict.fromkeys(out))
+@lru_cache(maxsize=64)
+def _language(language: str):
+    """(stem, stop words, negations, quantifier class by word, magnitudes, attribution stems, forms):
+    `forms` gives a word's stems with and without a Bulgarian definite article, which BulStem
+    alone leaves apart (`парламента` -> парламен, `парламентът` -> парламент)."""
+    stemmer = lexical.Tokenizer(lexical.analysis_of(lexical.PER_LANGUAGE, language)).stemmer
+    cache: dict[str, str] = {}
+
+    def stem(word: str) -> str:
+        if word not in cache:
+            cache[word] = stemmer.stemWords([word])[0] if stemmer else word
+        return cache[word]
+
+    quantifier = {fold(w): cls for classes in QUANTIFIERS.values() for cls, words in classes.items() for w in words}
+    attribution = {stem(fold(w)) for w in _words_of(ATTRIBUTION, language)}
+    stops = {fold(w) for w in lexical.stop_words(language)}
+    negations = {fold(w) for words in NEGATIONS.values() for w in words}
+    magnitudes = {fold(w): power for w, power in _words_of(MAGNITUDES, language).items()}
+
+    def forms(word: str) -> set[str]:
+        out = {stem(word)}
+        if language == "bg":
+            out |= {stem(word[: -len(a)]) for a in BULGARIAN_ARTICLES if word.endswith(a) and len(word) > len(a) + 2}
+        return out
+
+    return stem, stops, negations, quantifier, magnitudes, attribution, forms
 
 
-def _stem(word: str) -> str:
-    return word[: max(STEM_MIN, len(word) - STEM_SLACK)]
+def _values(number: str) -> set[Decimal]:
+    """Every value a written number can mean: a separator before exactly three digits groups
+    thousands or marks decimals; any other `.` or `,` marks decimals."""
+    groups = re.split(r"[.,\u00a0\u202f' ]", number)
+    separators = re.findall(r"[.,\u00a0\u202f' ]", number)
+    out = set()
+    if all(len(g) == 3 for g in groups[1:]) and len(groups[0]) <= 3 and len(set(separators)) <= 1:
+        out.add(Decimal("".join(groups)))
+    if len(separators) == 1 and separators[0] in ".,":
+        out.add(Decimal(f"{groups[0]}.{groups[1]}"))
+    if not separators:
+        out.add(Decimal(number))
+    return out
+
+
+@dataclass
+class _Token:
+    text: str  # as written
+    folded: str
+    kind: str  # number, word, punct
+    values: frozenset = frozenset()
+
+
+def _tokens(text: str, language: str) -> list[_Token]:
+    """Words, numbers (with their magnitude word folded in) and clause punctuation, in order. A
+    run of digits and separators that is no one number (`2019 20`) is read as its parts."""
+    magnitudes = _language(language)[4]
+    text = _CONTRACTION.sub(" not", _MARKER.sub(" ", text))
+    out: list[_Token] = []
+    for m in _TOKEN.finditer(text):
+        written = m.group()
+        if written[0].isdigit():
+            values = _values(written)
+            parts = [written] if values else re.split(r"[\u00a0\u202f' ]", written)
+            for part in parts:  # a date such as 3.5.2020 is one value, its digits
+                read = values or _values(part) or {Decimal(re.sub(r"\D", "", part))}
+                out.append(_Token(part, part, "number", frozenset(read)))
+            continue
+        folded = fold(written)
+        if folded in magnitudes and out and out[-1].kind == "number":
+            last = out[-1]
+            scale = Decimal(10) ** magnitudes[folded]
+            out[-1] = _Token(f"{last.text} {written}", last.folded, "number", frozenset(v * scale for v in last.values))
+            continue
+        out.append(_Token(written, folded, "punct" if written in _CLAUSE_BREAK else "word"))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _number_words(language: str) -> dict[str, Decimal]:
+    return {fold(w): Decimal(i) for i, w in enumerate(NUMBER_WORDS.get(language, NUMBER_WORDS["en"]).split())}
 
 
 class _Evidence:
-    """The folded words and numbers of some texts, for looking claims up."""
+    """The words, numbers (with the words around them) and sentences of some texts, for looking
+    claims up."""
 
-    def __init__(self, texts: list[str]):
-        joined = fold("\n".join(texts))
-        self.words = set(_WORD.findall(joined))
-        self.numbers = _numbers(joined)
+    def __init__(self, texts: list[str], language: str):
+        self.language = language
+        stem, forms = _language(language)[0], _language(language)[-1]
+        self.words: set[str] = set()
+        self.stems: set[str] = set()
+        self.numbers: list[tuple[frozenset, set[str], str | None]] = []  # values, stems around, own unit
+        self.sentences: list[dict[str, set[bool]]] = []  # per sentence: content stem -> polarities it stands in
+        self.quantifiers: list[set[str]] = []
+        words_as_numbers = _number_words(language)
+        for text in texts:
+            for start, end in sentence_spans(text, language) or [(0, len(text))]:
+                tokens = _tokens(text[start:end], language)
+                self.sentences.append(_polarities(tokens, language))
+                self.quantifiers.append(_quantifier_classes(tokens, language))
+                for i, t in enumerate(tokens):
+                    if t.kind == "word":
+                        self.words.add(t.folded)
+                        self.stems |= forms(t.folded)
+                        if t.folded in words_as_numbers:
+                            value = frozenset({words_as_numbers[t.folded]})
+                            self.numbers.append((value, _around(tokens, i, stem), _unit(tokens, i, language)))
+                    elif t.kind == "number":
+                        self.numbers.append((t.values, _around(tokens, i, stem), _unit(tokens, i, language)))
 
-    def holds(self, claim: str, kind: str) -> bool:
-        if kind == "number":
-            return re.sub(r"\D", "", claim) in self.numbers
-        word = fold(claim)
-        if word in self.words:
+    def holds_word(self, folded: str, kind: str) -> bool:
+        if folded in self.words or _language(self.language)[-1](folded) & self.stems:
             return True
-        stem = _stem(word)
-        return any(w.startswith(stem) or (len(w) >= STEM_MIN and word.startswith(_stem(w))) for w in self.words)
+        if kind != "word":  # names only whole or stemmed: a prefix is another name
+            return False
+        prefix = _prefix(folded)
+        return any(w.startswith(prefix) or (len(w) >= STEM_MIN and folded.startswith(_prefix(w))) for w in self.words)
+
+    def holds_number(self, values: frozenset, unit: str | None) -> bool:
+        """The value is written here, and so is its unit, near it, unless this number has a unit of
+        its own that is another (`300 hours` does not hold `300 days`; `in 1998.` holds `1998 members`)."""
+        return any(
+            values & held and (unit is None or own is None or unit in around) for held, around, own in self.numbers
+        )
+
+    def best_sentence(self, stems: set[str]) -> int | None:
+        """The sentence that shares the most content words with `stems` (at least two)."""
+        best, most = None, 1
+        for i, polarities in enumerate(self.sentences):
+            shared = len(stems & polarities.keys())
+            if shared > most:
+                best, most = i, shared
+        return best
+
+
+def _prefix(word: str) -> str:
+    return word[: max(STEM_MIN, len(word) - STEM_SLACK)]
+
+
+def _around(tokens: list[_Token], i: int, stem) -> set[str]:
+    near = tokens[max(0, i - UNIT_WINDOW) : i + UNIT_WINDOW + 1]
+    return {stem(t.folded) for t in near if t.kind == "word"} | {"%" for t in near if t.text == "%"}
+
+
+def _unit(tokens: list[_Token], i: int, language: str) -> str | None:
+    """The stem of the word right after a number (its unit or what it counts), if it is no stop word."""
+    stem, stops, *_ = _language(language)
+    if i + 1 < len(tokens):
+        after = tokens[i + 1]
+        if after.text == "%":
+            return "%"
+        if after.kind == "word" and (
+            after.folded in SHORT_UNITS or (after.folded not in stops and len(after.folded) > 1)
+        ):
+            return stem(after.folded)
+    return None
+
+
+def _polarities(tokens: list[_Token], language: str) -> dict[str, set[bool]]:
+    """Each content word's stem -> whether it stands negated (a negation word within
+    NEGATION_SCOPE words before it, in its clause), over all its occurrences."""
+    stem, stops, negations, *_ = _language(language)
+    out: dict[str, set[bool]] = {}
+    since_negation = None
+    for t in tokens:
+        if t.kind == "punct":
+            since_negation = None
+            continue
+        if t.kind == "word" and t.folded in negations:
+            since_negation = 0
+            continue
+        if since_negation is not None:
+            since_negation += 1
+        if t.kind == "word" and t.folded not in stops and len(t.folded) > 1:
+            negated = since_negation is not None and since_negation <= NEGATION_SCOPE
+            out.setdefault(stem(t.folded), set()).add(negated)
+    return out
+
+
+def _quantifier_classes(tokens: list[_Token], language: str) -> set[str]:
+    quantifier = _language(language)[3]
+    return {quantifier[t.folded] for t in tokens if t.kind == "word" and t.folded in quantifier}
+
+
+def _claims(tokens: list[_Token], language: str, long_word: int) -> list[tuple[str, str, int]]:
+    """(as written, kind, token index) of each number, name and long word, in order, once each."""
+    stem, stops, negations, quantifier, _, attribution, _ = _language(language)
+    out, seen = [], set()
+    first_word = True
+    for i, t in enumerate(tokens):
+        if t.kind == "punct":
+            continue
+        at_start, first_word = first_word, False
+        if t.kind == "number":
+            kind = "number"
+        else:
+            capitals = sum(c.isupper() for c in t.text)
+            if t.folded in negations or t.folded in quantifier or stem(t.folded) in attribution:
+                continue
+            if capitals >= 2 or (capitals and t.text[0].isupper() and not (at_start and t.folded in stops)):
+                kind = "name" if len(t.text) > 1 else None
+            elif len(t.text) >= long_word:
+                kind = "word"
+            else:
+                kind = None
+            if kind is None:
+                continue
+        if (t.text, kind) not in seen:
+            seen.add((t.text, kind))
+            out.append((t.text, kind, i))
+    return out
+
+
+def claims(sentence: str, language: str = "en", long_word: int = LONG_WORD) -> list[tuple[str, str]]:
+    """(as written, kind) of each number, name and long word of one sentence, in order, once each."""
+    return [(text, kind) for text, kind, _ in _claims(_tokens(sentence, language), language, long_word)]
 
 
 def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -109,15 +367,57 @@ def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
+def _missing(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence, language: str, long_word: int):
+    """What one sentence states that `evidence` does not hold: (as written, held by) pairs, where
+    `held by` tells whether another _Evidence holds that claim (None for polarity and quantifiers)."""
+    missing = []
+    for text, kind, i in _claims(tokens, language, long_word):
+        if kind == "number":
+            unit = _unit(tokens, i, language)
+            values = tokens[i].values
+            if not evidence.holds_number(values, unit) and not exempt.holds_number(values, unit):
+                written = f"{text} {tokens[i + 1].text}" if unit and evidence.holds_number(values, None) else text
+                missing.append((written, lambda other, v=values, u=unit: other.holds_number(v, u)))
+        elif not evidence.holds_word(fold(text), kind) and not exempt.holds_word(fold(text), kind):
+            missing.append((text, lambda other, w=text, k=kind: other.holds_word(fold(w), k)))
+    stem, quantifier = _language(language)[0], _language(language)[3]
+    polarities = _polarities(tokens, language)
+    best = evidence.best_sentence(set(polarities))
+    if best is None:
+        return missing
+    cited = evidence.sentences[best]
+    for t in tokens:
+        here = polarities.get(stem(t.folded)) if t.kind == "word" else None
+        there = cited.get(stem(t.folded)) if here else None
+        if here and there and not here & there:
+            where = "negated here, not in the source" if True in here else "negated in the source, not here"
+            missing.append((f"{t.text} ({where})", None))
+            break
+    wanted = _quantifier_classes(tokens, language) - evidence.quantifiers[best]
+    for t in tokens:
+        if t.kind == "word" and quantifier.get(t.folded) in wanted:
+            missing.append((f"{t.text} (quantifier not in the source)", None))
+            break
+    return missing
+
+
 def check_support(
-    answer: str, given: list[str], quotes: dict[int, str], language: str = "en", long_word: int = LONG_WORD
+    answer: str,
+    given: list[str],
+    quotes: dict[int, str],
+    language: str | None = None,
+    long_word: int = LONG_WORD,
+    question: str = "",
 ) -> list[SentenceSupport]:
     """Each sentence of `answer` against the quotes it cites (`quotes`: every source shown, by its
-    number); a sentence that cites no shown source is checked against all of them. `given`: texts
-    whose words are no claim of the answer's (the question, and the answer's prefix when the
-    project started the answer)."""
-    asked = _Evidence(given)
-    everything = _Evidence(list(quotes.values()))
+    number); a sentence that cites no shown source is checked against all of them. `given`: the
+    words the project wrote into the answer (its prefix), which are no claims; `question`: the
+    question asked, whose words are claims like any (it only labels what is missing). `language`:
+    the sources', read from them when not given."""
+    language = language or language_of("\n".join(quotes.values()))
+    exempt = _Evidence(given, language)
+    asked = _Evidence([question], language)
+    everything = _Evidence(list(quotes.values()), language)
     out = []
     for start, end in _with_markers(answer, sentence_spans(answer, language)):
         sentence = answer[start:end]
@@ -127,12 +427,11 @@ def check_support(
         if cited and any(words in quote for quote in cited):  # verbatim from what it cites: nothing to look up
             out.append(SentenceSupport(sentence, start, end, cites, [], []))
             continue
-        evidence = _Evidence(cited) if cited else everything
-        missing = [
-            (claim, kind)
-            for claim, kind in claims(sentence, long_word)
-            if not evidence.holds(claim, kind) and not asked.holds(claim, kind)
-        ]
-        elsewhere = [claim for claim, kind in missing if everything.holds(claim, kind)]
-        out.append(SentenceSupport(sentence, start, end, cites, [claim for claim, _ in missing], elsewhere))
+        evidence = _Evidence(cited, language) if cited else everything
+        missing = _missing(_tokens(sentence, language), evidence, exempt, language, long_word)
+        elsewhere = [text for text, held in missing if held and held(everything)]
+        from_question = [text for text, held in missing if held and held(asked)]
+        out.append(
+            SentenceSupport(sentence, start, end, cites, [text for text, _ in missing], elsewhere, from_question)
+        )
     return out

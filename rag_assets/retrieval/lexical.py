@@ -95,7 +95,8 @@ def analysis_of(analyzer: str, language: str | None) -> str:
 
 
 @lru_cache(maxsize=64)
-def _stop_words(language: str) -> frozenset:
+def stop_words(language: str) -> frozenset:
+    """stopwords-iso's list for a language, in lower case (empty for a language it lacks)."""
     import stopwordsiso
 
     words = stopwordsiso.stopwords(language) if stopwordsiso.has_lang(language) else set()
@@ -107,8 +108,8 @@ def _rules(analysis: str) -> tuple[frozenset, str | None, bool]:
     if analysis in FORCED:
         return FORCED[analysis]
     if analysis == "bg":
-        return _stop_words("bg"), BULSTEM, False
-    return _stop_words(analysis), SNOWBALL.get(analysis), False
+        return stop_words("bg"), BULSTEM, False
+    return stop_words(analysis), SNOWBALL.get(analysis), False
 
 
 def unstemmed(analysis: str) -> bool:
