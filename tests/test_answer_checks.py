@@ -81,7 +81,7 @@ def test_what_the_question_claims_is_a_claim_and_negation_says_where_it_stands()
     )
     assert checked.missing == checked.from_question == ["Pfizer", "2021"]
     (flipped,) = check_support("The vaccine does cause autism [1].", [], {1: "The vaccine does not cause autism."})
-    assert flipped.missing == ["autism (negated in the source, not here)"] and flipped.elsewhere == []
+    assert flipped.missing == ["cause (negated in the source, not here)"] and flipped.elsewhere == []
     (unit,) = check_support("Replace it every 300 days [1].", [], {1: "Replace the filter every 300 hours."})
     assert unit.missing == ["300 days"]
 

@@ -6,7 +6,8 @@ a sentence that cites none, in every source shown):
   separator before exactly three digits reads both ways); a magnitude word after a number is part
   of it (`1.5 million` is `1,500,000`; `MAGNITUDES`), and so is the word after it, its unit
   (`mg`, `hours`, `Punkte`: a word that is no stop word, or one of SHORT_UNITS), which a source
-  must write within UNIT_WINDOW words of the same value unless its own number has no unit.
+  must write right after the same value or among the NEAR content words around it; a content
+  word near the number must be in the source's sentence too (its context).
   A number written in words in a source supports its digits; in the answer it is no claim;
 - names: a word with a capital (at the start of a sentence too, unless it is a stop word of the
   language), or with two capitals; looked up whole, or by the language's stemmer (Snowball,
@@ -31,9 +32,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from functools import lru_cache
+
+import bm25s
 
 from rag_assets.ingest.language import language_of
 from rag_assets.ingest.sentences import sentence_spans
@@ -41,8 +45,8 @@ from rag_assets.retrieval import lexical
 
 LONG_WORD = 9
 STEM_MIN, STEM_SLACK = 4, 3
-UNIT_WINDOW = 3
-NEGATION_SCOPE = 4
+NEAR = 4
+NEGATION_SCOPE = 3
 _MARKER = re.compile(r"\[(\d+)\]")
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*")
 _TOKEN = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
@@ -76,7 +80,7 @@ NEGATIONS = {
     "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
 }  # fmt: skip
 QUANTIFIERS = {  # class -> words
-    "en": {"all": {"all", "every", "each", "always", "entire"}, "some": {"some", "several", "few", "sometimes"},
+    "en": {"all": {"all", "every", "always", "entire"}, "some": {"some", "several", "few", "sometimes"},
            "most": {"most", "mostly", "usually", "majority"}, "many": {"many", "numerous", "often"}},
     "de": {"all": {"alle", "allen", "aller", "jeder", "jede", "jedes", "jeden", "jedem", "immer", "samtliche"},
            "some": {"einige", "einigen", "einiger", "manche", "manchen", "mehrere", "wenige", "manchmal"},
@@ -99,6 +103,7 @@ ATTRIBUTION = {  # words that speak of the sources, not of the world
     "ru": {"согласно", "источник", "источника", "источнику", "источники", "документ", "документа", "текст", "текста"},
     "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου"},
 }  # fmt: skip
+NOT_NEGATING = {"only", "just", "merely", "solely", "nur", "само", "только", "μονο", "seulement", "solo"}
 SHORT_UNITS = set("g kg mg t l ml m cm mm km h s min kb mb gb tb hz khz mhz ghz w kw mw v ha".split())
 BULGARIAN_ARTICLES = ("ът", "ят", "та", "то", "те", "а", "я")
 NUMBER_WORDS = {  # a source's number in words supports its digits
@@ -139,32 +144,72 @@ def _words_of(table: dict, language: str):
     return table.get(language, table["en"])
 
 
-@lru_cache(maxsize=64)
-def _language(language: str):
-    """(stem, stop words, negations, quantifier class by word, magnitudes, attribution stems, forms):
-    `forms` gives a word's stems with and without a Bulgarian definite article, which BulStem
-    alone leaves apart (`парламента` -> парламен, `парламентът` -> парламент)."""
-    stemmer = lexical.Tokenizer(lexical.analysis_of(lexical.PER_LANGUAGE, language)).stemmer
-    cache: dict[str, str] = {}
+@dataclass(frozen=True)
+class _Rules:
+    """One language's stemmer and closed word classes (folded)."""
 
-    def stem(word: str) -> str:
-        if word not in cache:
-            cache[word] = stemmer.stemWords([word])[0] if stemmer else word
-        return cache[word]
+    language: str
+    stem: Callable[[str], str]
+    stops: frozenset  # stopwords-iso: a capitalised first word in it is no name, a word after a number no unit
+    function_words: frozenset  # the short list: what is not read for polarity
+    negations: frozenset
+    quantifier: dict  # word -> class
+    magnitudes: dict  # word -> power of ten
+    attribution: frozenset  # stems
 
-    quantifier = {fold(w): cls for classes in QUANTIFIERS.values() for cls, words in classes.items() for w in words}
-    attribution = {stem(fold(w)) for w in _words_of(ATTRIBUTION, language)}
-    stops = {fold(w) for w in lexical.stop_words(language)}
-    negations = {fold(w) for words in NEGATIONS.values() for w in words}
-    magnitudes = {fold(w): power for w, power in _words_of(MAGNITUDES, language).items()}
-
-    def forms(word: str) -> set[str]:
-        out = {stem(word)}
-        if language == "bg":
-            out |= {stem(word[: -len(a)]) for a in BULGARIAN_ARTICLES if word.endswith(a) and len(word) > len(a) + 2}
+    def forms(self, word: str) -> set[str]:
+        """A word's stems with and without a Bulgarian definite article, which BulStem alone leaves
+        apart (`парламента` -> парламен, `парламентът` -> парламент)."""
+        out = {self.stem(word)}
+        if self.language == "bg":
+            out |= {
+                self.stem(word[: -len(a)]) for a in BULGARIAN_ARTICLES if word.endswith(a) and len(word) > len(a) + 2
+            }
         return out
 
-    return stem, stops, negations, quantifier, magnitudes, attribution, forms
+    def word_after_number(self, token: _Token) -> bool:
+        return token.folded not in self.stops and len(token.folded) > 1
+
+    def content(self, token: _Token) -> bool:
+        """A word that says what a number counts or where it stands: no stop word."""
+        return (
+            token.kind == "word"
+            and len(token.folded) > 1
+            and token.folded not in self.stops
+            and self.stem(token.folded) not in self.attribution
+        )
+
+    def polar(self, token: _Token) -> bool:
+        """A word whose polarity is read: no negation, quantifier or short function word (a verb
+        such as `can`, a stop word in stopwords-iso, is negated as any other)."""
+        return (
+            token.kind == "word"
+            and len(token.folded) > 2
+            and token.folded not in self.function_words
+            and token.folded not in self.negations
+            and token.folded not in self.quantifier
+        )
+
+
+@lru_cache(maxsize=64)
+def _rules(language: str) -> _Rules:
+    stemmer = lexical.Tokenizer(lexical.analysis_of(lexical.PER_LANGUAGE, language)).stemmer
+
+    @lru_cache(maxsize=65536)
+    def stem(word: str) -> str:
+        return stemmer.stemWords([word])[0] or word if stemmer else word
+
+    stops = frozenset(fold(w) for w in lexical.stop_words(language))
+    return _Rules(
+        language,
+        stem,
+        stops,
+        frozenset(bm25s.stopwords.STOPWORDS_EN if language == "en" else ()),  # Lucene's 33 English stop words
+        frozenset(fold(w) for words in NEGATIONS.values() for w in words),
+        {fold(w): cls for classes in QUANTIFIERS.values() for cls, words in classes.items() for w in words},
+        {fold(w): power for w, power in _words_of(MAGNITUDES, language).items()},
+        frozenset(stem(fold(w)) for w in _words_of(ATTRIBUTION, language)),
+    )
 
 
 def _values(number: str) -> set[Decimal]:
@@ -190,15 +235,14 @@ class _Token:
     values: frozenset = frozenset()
 
 
-def _tokens(text: str, language: str) -> list[_Token]:
+def _tokens(text: str, rules: _Rules) -> list[_Token]:
     """Words, numbers (with their magnitude word folded in) and clause punctuation, in order. A
     run of digits and separators that is no one number (`2019 20`) is read as its parts."""
-    magnitudes = _language(language)[4]
     text = _CONTRACTION.sub(" not", _MARKER.sub(" ", text))
     out: list[_Token] = []
     for m in _TOKEN.finditer(text):
         written = m.group()
-        if written[0].isdigit():
+        if written[0].isdecimal():
             values = _values(written)
             parts = [written] if values else re.split(r"[\u00a0\u202f' ]", written)
             for part in parts:  # a date such as 3.5.2020 is one value, its digits
@@ -206,9 +250,9 @@ def _tokens(text: str, language: str) -> list[_Token]:
                 out.append(_Token(part, part, "number", frozenset(read)))
             continue
         folded = fold(written)
-        if folded in magnitudes and out and out[-1].kind == "number":
+        if folded in rules.magnitudes and out and out[-1].kind == "number":
             last = out[-1]
-            scale = Decimal(10) ** magnitudes[folded]
+            scale = Decimal(10) ** rules.magnitudes[folded]
             out[-1] = _Token(f"{last.text} {written}", last.folded, "number", frozenset(v * scale for v in last.values))
             continue
         out.append(_Token(written, folded, "punct" if written in _CLAUSE_BREAK else "word"))
@@ -220,47 +264,74 @@ def _number_words(language: str) -> dict[str, Decimal]:
     return {fold(w): Decimal(i) for i, w in enumerate(NUMBER_WORDS.get(language, NUMBER_WORDS["en"]).split())}
 
 
-class _Evidence:
-    """The words, numbers (with the words around them) and sentences of some texts, for looking
-    claims up."""
+@dataclass(frozen=True)
+class _Number:
+    values: frozenset
+    unit: frozenset  # the stems of the word right after it (empty: none)
+    near: frozenset  # the stems of the NEAR nearest content words on each side
+    sentence: frozenset = frozenset()  # in a source: the stems of its sentence's content words
 
-    def __init__(self, texts: list[str], language: str):
-        self.language = language
-        stem, forms = _language(language)[0], _language(language)[-1]
+
+def _number(tokens: list[_Token], i: int, rules: _Rules, values: frozenset, sentence=frozenset()) -> _Number:
+    unit: frozenset = frozenset()
+    if i + 1 < len(tokens):
+        after = tokens[i + 1]
+        if after.text == "%":
+            unit = frozenset({"%"})
+        elif after.kind == "word" and (after.folded in SHORT_UNITS or rules.word_after_number(after)):
+            unit = frozenset(rules.forms(after.folded))
+    near: set[str] = set()
+    for side in (tokens[i + 1 :], tokens[:i][::-1]):  # the NEAR nearest content words on each side
+        words = [t for t in side if rules.content(t)][:NEAR]
+        near |= {f for t in words for f in rules.forms(t.folded)}
+    return _Number(values, unit, frozenset(near), sentence)
+
+
+class _Evidence:
+    """The words, numbers and sentences of some texts, for looking claims up."""
+
+    def __init__(self, texts: list[str], rules: _Rules):
+        self.rules = rules
         self.words: set[str] = set()
         self.stems: set[str] = set()
-        self.numbers: list[tuple[frozenset, set[str], str | None]] = []  # values, stems around, own unit
+        self.numbers: list[_Number] = []
         self.sentences: list[dict[str, set[bool]]] = []  # per sentence: content stem -> polarities it stands in
         self.quantifiers: list[set[str]] = []
-        words_as_numbers = _number_words(language)
+        words_as_numbers = _number_words(rules.language)
         for text in texts:
-            for start, end in sentence_spans(text, language) or [(0, len(text))]:
-                tokens = _tokens(text[start:end], language)
-                self.sentences.append(_polarities(tokens, language))
-                self.quantifiers.append(_quantifier_classes(tokens, language))
+            for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
+                tokens = _tokens(text[start:end], rules)
+                self.sentences.append(_polarities(tokens, rules))
+                stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
+                self.quantifiers.append(_quantifier_classes(tokens, rules))
                 for i, t in enumerate(tokens):
                     if t.kind == "word":
                         self.words.add(t.folded)
-                        self.stems |= forms(t.folded)
+                        self.stems |= rules.forms(t.folded)
                         if t.folded in words_as_numbers:
-                            value = frozenset({words_as_numbers[t.folded]})
-                            self.numbers.append((value, _around(tokens, i, stem), _unit(tokens, i, language)))
+                            self.numbers.append(
+                                _number(tokens, i, rules, frozenset({words_as_numbers[t.folded]}), stems)
+                            )
                     elif t.kind == "number":
-                        self.numbers.append((t.values, _around(tokens, i, stem), _unit(tokens, i, language)))
+                        self.numbers.append(_number(tokens, i, rules, t.values, stems))
 
     def holds_word(self, folded: str, kind: str) -> bool:
-        if folded in self.words or _language(self.language)[-1](folded) & self.stems:
+        if folded in self.words or self.rules.forms(folded) & self.stems:
             return True
         if kind != "word":  # names only whole or stemmed: a prefix is another name
             return False
         prefix = _prefix(folded)
         return any(w.startswith(prefix) or (len(w) >= STEM_MIN and folded.startswith(_prefix(w))) for w in self.words)
 
-    def holds_number(self, values: frozenset, unit: str | None) -> bool:
-        """The value is written here, and so is its unit, near it, unless this number has a unit of
-        its own that is another (`300 hours` does not hold `300 days`; `in 1998.` holds `1998 members`)."""
+    def holds_number(self, claim: _Number, context: bool = True) -> bool:
+        """The value is written here with its unit right after it or among the words near it
+        (`300 hours` does not hold `300 days`; `members ... in 1998` holds `1998 members`), and, where
+        the claim has content words near it, one of them in its sentence here (`context`)."""
         return any(
-            values & held and (unit is None or own is None or unit in around) for held, around, own in self.numbers
+            claim.values & held.values
+            and (not claim.unit or bool(claim.unit & (held.unit | held.near)))
+            and (not context or not claim.near or bool(claim.near & held.sentence))
+            for held in self.numbers
         )
 
     def best_sentence(self, stems: set[str]) -> int | None:
@@ -277,54 +348,35 @@ def _prefix(word: str) -> str:
     return word[: max(STEM_MIN, len(word) - STEM_SLACK)]
 
 
-def _around(tokens: list[_Token], i: int, stem) -> set[str]:
-    near = tokens[max(0, i - UNIT_WINDOW) : i + UNIT_WINDOW + 1]
-    return {stem(t.folded) for t in near if t.kind == "word"} | {"%" for t in near if t.text == "%"}
-
-
-def _unit(tokens: list[_Token], i: int, language: str) -> str | None:
-    """The stem of the word right after a number (its unit or what it counts), if it is no stop word."""
-    stem, stops, *_ = _language(language)
-    if i + 1 < len(tokens):
-        after = tokens[i + 1]
-        if after.text == "%":
-            return "%"
-        if after.kind == "word" and (
-            after.folded in SHORT_UNITS or (after.folded not in stops and len(after.folded) > 1)
-        ):
-            return stem(after.folded)
-    return None
-
-
-def _polarities(tokens: list[_Token], language: str) -> dict[str, set[bool]]:
-    """Each content word's stem -> whether it stands negated (a negation word within
-    NEGATION_SCOPE words before it, in its clause), over all its occurrences."""
-    stem, stops, negations, *_ = _language(language)
+def _polarities(tokens: list[_Token], rules: _Rules) -> dict[str, set[bool]]:
+    """Each word's stem -> whether it stands negated (among the first NEGATION_SCOPE words after a
+    negation word, in its clause; `Rules.polar`), over all its occurrences."""
     out: dict[str, set[bool]] = {}
     since_negation = None
-    for t in tokens:
+    for i, t in enumerate(tokens):
         if t.kind == "punct":
             since_negation = None
-            continue
-        if t.kind == "word" and t.folded in negations:
-            since_negation = 0
-            continue
-        if since_negation is not None:
-            since_negation += 1
-        if t.kind == "word" and t.folded not in stops and len(t.folded) > 1:
+        elif t.kind == "word" and t.folded in rules.negations:
+            after = tokens[i + 1].folded if i + 1 < len(tokens) else ""
+            since_negation = None if after in NOT_NEGATING else 0  # "not only X" says X
+        elif rules.polar(t):
+            if since_negation is not None:
+                since_negation += 1
             negated = since_negation is not None and since_negation <= NEGATION_SCOPE
-            out.setdefault(stem(t.folded), set()).add(negated)
+            out.setdefault(rules.stem(t.folded), set()).add(negated)
     return out
 
 
-def _quantifier_classes(tokens: list[_Token], language: str) -> set[str]:
-    quantifier = _language(language)[3]
-    return {quantifier[t.folded] for t in tokens if t.kind == "word" and t.folded in quantifier}
+def _quantifier_classes(tokens: list[_Token], rules: _Rules) -> set[str]:
+    return {rules.quantifier[t.folded] for t in tokens if t.kind == "word" and t.folded in rules.quantifier}
 
 
-def _claims(tokens: list[_Token], language: str, long_word: int) -> list[tuple[str, str, int]]:
+def _capitalised(token: _Token) -> bool:
+    return token.text[0].isupper() or sum(c.isupper() for c in token.text) >= 2
+
+
+def _claims(tokens: list[_Token], rules: _Rules, long_word: int) -> list[tuple[str, str, int]]:
     """(as written, kind, token index) of each number, name and long word, in order, once each."""
-    stem, stops, negations, quantifier, _, attribution, _ = _language(language)
     out, seen = [], set()
     first_word = True
     for i, t in enumerate(tokens):
@@ -333,19 +385,17 @@ def _claims(tokens: list[_Token], language: str, long_word: int) -> list[tuple[s
         at_start, first_word = first_word, False
         if t.kind == "number":
             kind = "number"
+        elif t.folded in rules.negations or t.folded in rules.quantifier or rules.stem(t.folded) in rules.attribution:
+            continue
+        elif sum(c.isupper() for c in t.text) >= 2 or (
+            t.text[0].isupper() and not (at_start and t.folded in rules.stops)
+        ):
+            kind = "name" if len(t.text) > 1 else None
+        elif len(t.text) >= long_word:
+            kind = "word"
         else:
-            capitals = sum(c.isupper() for c in t.text)
-            if t.folded in negations or t.folded in quantifier or stem(t.folded) in attribution:
-                continue
-            if capitals >= 2 or (capitals and t.text[0].isupper() and not (at_start and t.folded in stops)):
-                kind = "name" if len(t.text) > 1 else None
-            elif len(t.text) >= long_word:
-                kind = "word"
-            else:
-                kind = None
-            if kind is None:
-                continue
-        if (t.text, kind) not in seen:
+            kind = None
+        if kind and (t.text, kind) not in seen:
             seen.add((t.text, kind))
             out.append((t.text, kind, i))
     return out
@@ -353,7 +403,8 @@ def _claims(tokens: list[_Token], language: str, long_word: int) -> list[tuple[s
 
 def claims(sentence: str, language: str = "en", long_word: int = LONG_WORD) -> list[tuple[str, str]]:
     """(as written, kind) of each number, name and long word of one sentence, in order, once each."""
-    return [(text, kind) for text, kind, _ in _claims(_tokens(sentence, language), language, long_word)]
+    rules = _rules(language)
+    return [(text, kind) for text, kind, _ in _claims(_tokens(sentence, rules), rules, long_word)]
 
 
 def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -367,35 +418,35 @@ def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
-def _missing(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence, language: str, long_word: int):
+def _missing(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence, long_word: int):
     """What one sentence states that `evidence` does not hold: (as written, held by) pairs, where
     `held by` tells whether another _Evidence holds that claim (None for polarity and quantifiers)."""
+    rules = evidence.rules
     missing = []
-    for text, kind, i in _claims(tokens, language, long_word):
+    for text, kind, i in _claims(tokens, rules, long_word):
         if kind == "number":
-            unit = _unit(tokens, i, language)
-            values = tokens[i].values
-            if not evidence.holds_number(values, unit) and not exempt.holds_number(values, unit):
-                written = f"{text} {tokens[i + 1].text}" if unit and evidence.holds_number(values, None) else text
-                missing.append((written, lambda other, v=values, u=unit: other.holds_number(v, u)))
+            claim = _number(tokens, i, rules, tokens[i].values)
+            if not evidence.holds_number(claim) and not exempt.holds_number(claim, context=False):
+                bare = _Number(claim.values, frozenset(), frozenset())
+                written = f"{text} {tokens[i + 1].text}" if claim.unit and evidence.holds_number(bare) else text
+                missing.append((written, lambda other, c=claim: other.holds_number(c)))
         elif not evidence.holds_word(fold(text), kind) and not exempt.holds_word(fold(text), kind):
             missing.append((text, lambda other, w=text, k=kind: other.holds_word(fold(w), k)))
-    stem, quantifier = _language(language)[0], _language(language)[3]
-    polarities = _polarities(tokens, language)
+    polarities = _polarities(tokens, rules)
     best = evidence.best_sentence(set(polarities))
     if best is None:
         return missing
     cited = evidence.sentences[best]
     for t in tokens:
-        here = polarities.get(stem(t.folded)) if t.kind == "word" else None
-        there = cited.get(stem(t.folded)) if here else None
+        here = polarities.get(rules.stem(t.folded)) if rules.polar(t) else None
+        there = cited.get(rules.stem(t.folded)) if here else None
         if here and there and not here & there:
             where = "negated here, not in the source" if True in here else "negated in the source, not here"
             missing.append((f"{t.text} ({where})", None))
             break
-    wanted = _quantifier_classes(tokens, language) - evidence.quantifiers[best]
+    wanted = _quantifier_classes(tokens, rules) - evidence.quantifiers[best]
     for t in tokens:
-        if t.kind == "word" and quantifier.get(t.folded) in wanted:
+        if t.kind == "word" and rules.quantifier.get(t.folded) in wanted:
             missing.append((f"{t.text} (quantifier not in the source)", None))
             break
     return missing
@@ -414,12 +465,12 @@ def check_support(
     words the project wrote into the answer (its prefix), which are no claims; `question`: the
     question asked, whose words are claims like any (it only labels what is missing). `language`:
     the sources', read from them when not given."""
-    language = language or language_of("\n".join(quotes.values()))
-    exempt = _Evidence(given, language)
-    asked = _Evidence([question], language)
-    everything = _Evidence(list(quotes.values()), language)
+    rules = _rules(language or language_of("\n".join(quotes.values())))
+    exempt = _Evidence(given, rules)
+    asked = _Evidence([question], rules)
+    everything = _Evidence(list(quotes.values()), rules)
     out = []
-    for start, end in _with_markers(answer, sentence_spans(answer, language)):
+    for start, end in _with_markers(answer, sentence_spans(answer, rules.language)):
         sentence = answer[start:end]
         cites = list(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
         cited = [quotes[n] for n in cites if n in quotes]
@@ -427,8 +478,8 @@ def check_support(
         if cited and any(words in quote for quote in cited):  # verbatim from what it cites: nothing to look up
             out.append(SentenceSupport(sentence, start, end, cites, [], []))
             continue
-        evidence = _Evidence(cited, language) if cited else everything
-        missing = _missing(_tokens(sentence, language), evidence, exempt, language, long_word)
+        evidence = _Evidence(cited, rules) if cited else everything
+        missing = _missing(_tokens(sentence, rules), evidence, exempt, long_word)
         elsewhere = [text for text, held in missing if held and held(everything)]
         from_question = [text for text, held in missing if held and held(asked)]
         out.append(
