@@ -93,7 +93,9 @@ def test_drafting_again_generates_nothing_and_gives_the_same_ids(drafted):
     needles = table[table["phrasing"] == 0].rename(columns={"needle_start": "start"})
     settings = json.loads(table["drafting_settings"].iloc[0])
     assert settings == {"needles": 4, "seed": 13, "overlap_cap": 0.8}  # what the run drew its sample with
-    again = drafter.draft(needles[["document_id", "path", "section", "start", "needle", "language"]], settings)
+    found, _ = candidates.candidates(layout.read_table("corpus_snapshot"), settings["seed"])  # the decoys' pool
+    columns = ["document_id", "path", "section", "start", "needle", "language"]
+    again = drafter.draft(needles[columns], settings, pool=found)
     assert drafter.stats.generated == 0 and drafter.stats.judged == 0 and drafter.stats.generated_from_cache > 0
     pd.testing.assert_frame_equal(again, table.reset_index(drop=True), check_dtype=False)
 
@@ -111,13 +113,39 @@ def test_an_edited_document_is_drafted_again_alone(drafted):
     found, _ = candidates.candidates(snapshot, settings["seed"])
     lm = GeneratorResource().get()
     drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
-    again = drafter.draft(candidates.sample(found, snapshot, settings["needles"]), settings)
+    again = drafter.draft(candidates.sample(found, snapshot, settings["needles"]), settings, pool=found)
     new = again[~again["needle"].isin(table["needle"])]
     assert len(new) and set(new["path"]) == {"valves.md"}  # the edit moved a needle, and only there
     assert drafter.stats.generated <= 2 * new["question_id"].nunique()  # the rest came from the cache
-    others = ["question_id", "phrasing", "reply", "query"]
+    others = ["question_id", "phrasing", "reply", "query", "verdict", "kept", "judge_margin"]  # verdicts too
     before, after = (t[t["path"] != "valves.md"][others].reset_index(drop=True) for t in (table, again))
     pd.testing.assert_frame_equal(before, after)
+
+
+def test_a_new_document_changes_no_verdict_of_the_others(drafted):
+    """A document added: the others' shares shrink, so fewer of their needles may be drawn, but
+    each question still drawn keeps its verdict and its judge's margin (duplicates are looked for
+    within a document, and decoys are the document's own sentences)."""
+    _, layout, _, _ = drafted
+    table = layout.read_table("drafted_questions")
+    settings = json.loads(table["drafting_settings"].iloc[0])
+    snapshot = layout.read_table("corpus_snapshot")
+    added = snapshot.iloc[[0]].assign(
+        document_id="d-added",
+        path="gaskets.md",
+        text="# Gaskets\n\nA rubber gasket between the flanges stops the pump from leaking at the joint.\n\n"
+        "Replace a gasket that has hardened or cracked before the pump is started again.\n",
+    )
+    grown = pd.concat([snapshot, added], ignore_index=True)
+    found, _ = candidates.candidates(grown, settings["seed"])
+    lm = GeneratorResource().get()
+    drafter = Drafter(lm, OutputCache(layout.draft_cache, lm.identity))
+    again = drafter.draft(candidates.sample(found, grown, settings["needles"]), settings, pool=found)
+    kept = ["question_id", "phrasing", "query", "verdict", "kept", "judge_margin"]
+    both = table[kept].merge(again[kept], on=["question_id", "phrasing"], suffixes=("", "_now"))
+    assert len(both) >= 2  # some questions of the untouched documents are still drawn
+    for column in ("query", "verdict", "kept", "judge_margin"):
+        pd.testing.assert_series_equal(both[column], both[f"{column}_now"], check_names=False)
 
 
 def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
@@ -156,10 +184,10 @@ def test_the_judge_drops_a_question_its_needle_does_not_answer(drafted):
             },
         ]
     )
-    alone = drafter._judged(table.iloc[:1].copy())  # one needle in the whole set: no decoy to judge against
-    assert alone["kept"].all() and alone["judge_margin"].isna().all() and "no decoy" in alone["detail"].iloc[0]
+    alone = drafter._judged(table.iloc[:1].copy(), None)  # its document has no other sentence: no decoy
+    assert alone["kept"].all() and alone["judge_margin"].isna().all() and "no other sentence" in alone["detail"].iloc[0]
     assert drafter.stats.judged == 0
-    judged = drafter._judged(table)
+    judged = drafter._judged(table, None)
     assert list(judged["verdict"]) == ["not_answered", "not_answered"]  # each question's decoy answers it
     assert (judged["judge_margin"] < 0).all() and "judge margin" in judged["detail"].iloc[0]
     assert drafter.stats.judged == 4  # each question with its needle and with its decoy
@@ -171,11 +199,15 @@ def test_a_reviewed_export_is_evaluated_as_drafted_and_reviewed(drafted):
     if not exported.exists():
         assert main(["questions", "export", "--data-dir", str(layout.root), "--out", str(exported)]) == 0
     lines = exported.read_text().splitlines()
-    (dataset / "questions.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # the person deleted one
+    stripped = {k: v for k, v in json.loads(lines[0]).items() if k != "origin"}  # and removed one's origin field
+    kept_lines = [json.dumps(stripped), *lines[1:-1]]
+    (dataset / "questions.jsonl").write_text("\n".join(kept_lines) + "\n")  # the person deleted one
     assert main(args) == 0
     truth = layout.read_table("ground_truth")
     answerable = truth[truth["kind"] == "answerable"]
     assert answerable["question_id"].nunique() == len(lines) - 1 and set(answerable["origin"]) == {"reviewed"}
+    unknown = answerable.loc[answerable["question_id"] == stripped["id"], "drafted_by"]
+    assert unknown.str.contains("origin field was removed").all()  # still reviewed, never passed off as written
     assert layout.read_table("drafted_questions").empty  # a written (reviewed) file: nothing drafted
     origin = layout.read_table("evaluation_tables")["question_origin"].iloc[0]
     assert origin.startswith("drafted by HuggingFaceTB") and "kept by a person" in origin

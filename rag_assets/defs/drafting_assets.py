@@ -98,7 +98,7 @@ def drafted_questions(
 
     drafter = Drafter(lm, cache, progress)
     try:
-        table = drafter.draft(needles, settings)
+        table = drafter.draft(needles, settings, pool=found)  # decoys: each document's own sentences
     finally:
         for bar in bars.values():
             bar.close()

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from rag_assets.answering.output_cache import OutputCache
+from rag_assets.answering.output_cache import OutputCache, decoding_identity
 from rag_assets.drafting import filters
 from rag_assets.ingest.language import name_of
 
@@ -38,6 +38,7 @@ STYLES = {
     '"{question}"',
 }
 JUDGE = 'Sentence: "{needle}"\nQuestion: "{question}"\n\nDoes the sentence answer the question? Answer yes or no.'
+JUDGE_ANSWERS = (("yes", "Yes"), ("no", "No"))
 MAX_NEW_TOKENS = 40
 STOP = ("?", "？", "\n")
 BATCH = 8
@@ -79,16 +80,22 @@ def _in_language(language: str) -> str:
     return "" if language == "en" else f", in {name_of(language)}"
 
 
-def decoys(needles: pd.DataFrame) -> dict[str, str]:
-    """Each needle's decoy for the judge: the next needle of its document (by position, wrapping
-    round), or, in a document with one needle, the needle before it in the set. `needles`: one
-    row per needle, with `document_id`, `needle` and `needle_start`; two needles at least."""
-    everywhere = needles["needle"].tolist()
+def decoys(needles: pd.DataFrame, pool: pd.DataFrame | None = None) -> dict[str, str]:
+    """Each needle's decoy for the judge: the sentence of `pool` (by default the needles
+    themselves) that follows it in its document, wrapping round. Only its own document's text
+    decides it, so adding or editing another document never changes a verdict here; a needle
+    whose document has no other sentence in `pool` has none. Both frames: `document_id`,
+    `needle` and `needle_start`."""
+    pool = needles if pool is None else pool
     decoy_of = {}
-    for _, group in needles.groupby("document_id", sort=False):
-        pool = group.sort_values("needle_start")["needle"].tolist()
-        for k, n in enumerate(pool):
-            decoy_of[n] = pool[(k + 1) % len(pool)] if len(pool) > 1 else everywhere[everywhere.index(n) - 1]
+    for document, group in pool.groupby("document_id", sort=False):
+        sentences = group.sort_values("needle_start")["needle"].tolist()
+        if len(sentences) < 2:
+            continue
+        after = dict(zip(sentences, sentences[1:] + sentences[:1]))
+        for n in needles.loc[needles["document_id"] == document, "needle"]:
+            if n in after:
+                decoy_of[n] = after[n]
     return decoy_of
 
 
@@ -120,6 +127,7 @@ class Drafter:
     def __init__(self, lm, cache: OutputCache, progress: Callable[[str, int, int], None] | None = None):
         self.writer = lm.with_decoding(MAX_NEW_TOKENS, PREFIX, STOP)
         self.judge = lm
+        self.settings = {"write": decoding_identity(self.writer), "judge": f"log-odds of {JUDGE_ANSWERS}"}
         self.cache = cache
         self.progress = progress or (lambda stage, done, total: None)
         self.stats = DraftStats()
@@ -128,7 +136,7 @@ class Drafter:
         """`compute` over the prompts not in the cache, 32 at a time, each chunk written as a shard;
         the stage's counts and seconds go to `stats`."""
         t0 = time.perf_counter()
-        keys = [self.cache.key(f"{stage}\0{p}") for p in prompts]
+        keys = [self.cache.key(f"{stage}\0{self.settings[stage]}\0{p}") for p in prompts]  # decoding settings too
         missing = sorted({k: p for k, p in zip(keys, prompts) if k not in self.cache.values}.items())
         done = len(prompts) - len(missing)
         self.progress(stage, done, len(prompts))  # a pass starts (write runs twice: one pass per phrasing)
@@ -143,7 +151,9 @@ class Drafter:
         return self._cached("write", prompts, lambda ps: [g.text for g in self.writer.generate_many(ps, BATCH)])
 
     def _judge(self, prompts: list[str]) -> list[float]:
-        scores = self._cached("judge", prompts, lambda ps: [repr(float(x)) for x in self.judge.log_odds(ps)])
+        scores = self._cached(
+            "judge", prompts, lambda ps: [repr(float(x)) for x in self.judge.log_odds(ps, *JUDGE_ANSWERS)]
+        )
         return [float(s) for s in scores]
 
     def margins(self, questions: list[str], needles: list[str], decoys: list[str]) -> list[float]:
@@ -153,9 +163,14 @@ class Drafter:
         scores = self._judge(own + [JUDGE.format(needle=d, question=q) for q, d in zip(questions, decoys)])
         return [a - b for a, b in zip(scores[: len(own)], scores[len(own) :])]
 
-    def draft(self, needles: pd.DataFrame, settings: dict | None = None) -> pd.DataFrame:
+    def draft(
+        self, needles: pd.DataFrame, settings: dict | None = None, pool: pd.DataFrame | None = None
+    ) -> pd.DataFrame:
         """One row per phrasing of every needle, kept or not, with the rule that dropped it;
-        `settings` (what the sample was drawn with) are recorded on every row."""
+        `settings` (what the sample was drawn with) are recorded on every row. `pool`: every
+        candidate sentence (`candidates.candidates`), where the judge's decoys come from (by
+        default the needles). A verdict depends on its own document alone: duplicates are looked
+        for within a document, and decoys are its own sentences."""
         self.stats.needles = len(needles)
         rows = needles.to_dict("records")
         replies = self._write(
@@ -167,14 +182,15 @@ class Drafter:
             [STYLES["ticket"].format(question=first[i], language=_in_language(rows[i]["language"])) for i in asked]
         )
         second = dict(zip(asked, rewrites))
-        out, duplicates = [], filters.Duplicates()
+        out, duplicates = [], {}
         for i, needle in enumerate(rows):
             for phrasing, (style, reply) in enumerate(zip(STYLES, (replies[i], second.get(i, "")))):
                 query = filters.cleaned(reply, PREFIX)
                 if phrasing == 1 and i not in second:
                     rule, detail = "not_a_question", "not asked: the first phrasing is not a question"
                 else:
-                    rule, detail = filters.verdict(query, needle["needle"], needle["language"], duplicates)
+                    seen = duplicates.setdefault(needle["document_id"], filters.Duplicates())
+                    rule, detail = filters.verdict(query, needle["needle"], needle["language"], seen)
                 out.append(
                     {
                         "question_id": question_id(needle["needle"]),
@@ -198,21 +214,25 @@ class Drafter:
         table = pd.DataFrame(out, columns=DRAFT_COLUMNS)
         table["drafting_model"], table["prompts"] = self.cache.model_identity, prompt_identity()
         table["drafting_settings"] = json.dumps(settings or {}, sort_keys=True)
-        return self._judged(table)
+        return self._judged(table, pool)
 
-    def _judged(self, table: pd.DataFrame) -> pd.DataFrame:
+    def _judged(self, table: pd.DataFrame, pool: pd.DataFrame | None) -> pd.DataFrame:
         """Judge each question on its first kept phrasing; a question its needle does not answer
-        better than a decoy sentence loses every phrasing (verdict `not_answered`). A set of one
-        needle has no decoy: its question is kept unjudged (no margin), and the detail says so."""
-        anchors = table[table["kept"]].drop_duplicates("question_id")
-        if table["needle"].nunique() < 2:
-            table["judge_margin"] = float("nan")
-            table.loc[table["kept"], "detail"] = "not judged: a single needle has no decoy"
-            return table
-        decoy_of = decoys(table.drop_duplicates("question_id"))  # a question id names its needle
-        questions, needles = anchors["query"].tolist(), anchors["needle"].tolist()
-        margin = dict(zip(anchors["question_id"], self.margins(questions, needles, [decoy_of[n] for n in needles])))
-        table["judge_margin"] = table["question_id"].map(margin).astype("float64")
+        better than a decoy sentence loses every phrasing (verdict `not_answered`). A needle whose
+        document has no other sentence to be its decoy is kept unjudged (no margin), and the
+        detail says so."""
+        needles = table.drop_duplicates("question_id")  # a question id names its needle
+        if pool is not None:
+            pool = pool.rename(columns={"start": "needle_start"})
+        decoy_of = decoys(needles, pool)
+        table["judge_margin"] = float("nan")
+        lone = table["kept"] & ~table["needle"].isin(decoy_of)
+        table.loc[lone, "detail"] = "not judged: its document has no other sentence to be a decoy"
+        anchors = table[table["kept"] & ~lone].drop_duplicates("question_id")
+        questions, texts = anchors["query"].tolist(), anchors["needle"].tolist()
+        margin = dict(zip(anchors["question_id"], self.margins(questions, texts, [decoy_of[n] for n in texts])))
+        judged = table["question_id"].isin(margin)
+        table.loc[judged, "judge_margin"] = table.loc[judged, "question_id"].map(margin).astype("float64")
         fails = table["kept"] & (table["judge_margin"] <= 0)
         table.loc[fails, "verdict"] = "not_answered"
         table.loc[fails, "detail"] = table.loc[fails, "judge_margin"].map(lambda m: f"judge margin {m:.2f} <= 0")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ GROUND_TRUTH_COLUMNS = [
     "drafted_by",
 ]
 ORIGINS = ("written", "drafted", "reviewed", "generic")  # reviewed: drafted, then kept in questions.jsonl
+_DRAFTED_ID = re.compile(r"d-[0-9a-f]{12}")  # drafting.drafter.question_id
 REJECT_COLUMNS = ["line", "question_id", "kind", "reason"]
 
 
@@ -157,7 +159,9 @@ class NeedleIndex:
 
 def _origin(record: dict, drafted: bool) -> tuple[str, str | None]:
     """(origin, drafted by) of a record: a line of questions.jsonl that says it was drafted was
-    kept there by a person (reviewed); the drafter's own records are drafted."""
+    kept there by a person (reviewed); the drafter's own records are drafted. A line that still
+    carries the export's `drafting` block or a drafted id is reviewed too, when its `origin` was
+    removed: never passed off as written."""
     origin = record.get("origin") if isinstance(record.get("origin"), dict) else {}
     by = None
     if origin.get("kind") == "drafted":
@@ -170,6 +174,8 @@ def _origin(record: dict, drafted: bool) -> tuple[str, str | None]:
         return "drafted", by
     if origin.get("kind") == "drafted":
         return "reviewed", by
+    if not origin and (isinstance(record.get("drafting"), dict) or _DRAFTED_ID.fullmatch(str(record.get("id")))):
+        return "reviewed", "a model (the reviewed export's origin field was removed: which model is not known)"
     return ("generic", None) if origin.get("kind") == "generic" else ("written", None)
 
 
@@ -290,5 +296,7 @@ def drafted_warning(origin: str | None) -> str | None:
         return None
     return (
         f"Questions: {origin}. These figures come from questions a model drafted from the corpus, not from "
-        "people's questions; docs/drafted-questions.md measures how far such figures follow written ones."
+        "people's questions; docs/drafted-questions.md measures how far such figures follow written ones. "
+        "The judge that kept them is the drafting model, scoring as the compared rerank-llm does (the "
+        "log-odds of yes): a rerank-llm figure on them shares its scorer with the filter."
     )
