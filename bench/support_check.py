@@ -428,7 +428,15 @@ def real_answers(args) -> None:
             checked = [s.as_dict() for s in checked if not s.supported]
             flags += bool(checked)
             if checked and name.startswith("correct"):
-                flagged.append({"question": r.question, "answer": r.answer, "missing": [s["missing"] for s in checked]})
+                cited = sorted({n for s in checked for n in s["cites"]} or quotes)
+                flagged.append(
+                    {
+                        "question": r.question,
+                        "answer": r.answer,
+                        "missing": [s["missing"] for s in checked],
+                        "cited": {n: quotes[n] for n in cited if n in quotes},
+                    }
+                )
         cells.append(_cell(flags, len(rows)))
     print("| " + " | ".join(cells) + " |")
     print("\nflagged correct-with-evidence answers, to read by hand:")

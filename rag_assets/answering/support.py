@@ -367,8 +367,21 @@ def _polarities(tokens: list[_Token], rules: _Rules) -> dict[str, set[bool]]:
     return out
 
 
+def _quantifiers(tokens: list[_Token], rules: _Rules) -> list[tuple[_Token, str]]:
+    """(word, class) of each quantifier; English `most` after `the` or before an -ly word is a
+    superlative (`the most important`, `most simply`), not one."""
+    out = []
+    for i, t in enumerate(tokens):
+        cls = rules.quantifier.get(t.folded) if t.kind == "word" else None
+        before = tokens[i - 1].folded if i else ""
+        after = tokens[i + 1].folded if i + 1 < len(tokens) else ""
+        if cls and not (t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))):
+            out.append((t, cls))
+    return out
+
+
 def _quantifier_classes(tokens: list[_Token], rules: _Rules) -> set[str]:
-    return {rules.quantifier[t.folded] for t in tokens if t.kind == "word" and t.folded in rules.quantifier}
+    return {cls for _, cls in _quantifiers(tokens, rules)}
 
 
 def _capitalised(token: _Token) -> bool:
@@ -445,8 +458,8 @@ def _missing(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence, long_
             missing.append((f"{t.text} ({where})", None))
             break
     wanted = _quantifier_classes(tokens, rules) - evidence.quantifiers[best]
-    for t in tokens:
-        if t.kind == "word" and rules.quantifier.get(t.folded) in wanted:
+    for t, cls in _quantifiers(tokens, rules):
+        if cls in wanted:
             missing.append((f"{t.text} (quantifier not in the source)", None))
             break
     return missing

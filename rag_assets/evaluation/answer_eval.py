@@ -22,10 +22,13 @@ from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.retrieval.search import ChunkIndex
 
-# (metric, the questions it is paired over, what a question scores): higher is better, except LOWER_IS_BETTER
+# (metric, the questions it is paired over, what a question scores): higher is better, except LOWER_IS_BETTER.
+# The first is the headline: it compares like with like. The extractive answer is a source's own
+# sentence, supported by construction, so "correct and supported" and "every sentence supported"
+# measure the generator's support against a bar the extractive one cannot miss.
 PAIRED_METRICS = [
-    ("correct and supported", "answerable (scored)", "correct_supported"),
     ("contains the answer", "answerable (scored)", "contains"),
+    ("correct and supported", "answerable (scored)", "correct_supported"),
     ("exact match", "answerable (scored)", "em"),
     ("token F1", "answerable (scored)", "f1"),
     ("every sentence supported", "answered by both", "supported"),
@@ -192,8 +195,12 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparison_markdown(comparison: pd.DataFrame, latency: dict) -> str:
-    """The answerers' paired comparison, and each one's answer latency."""
+    """The answerers' paired comparison (its Holm family named), and each one's answer latency."""
     lines = [
+        f"Exact sign tests, paired by question; Holm over the {len(comparison)} rows of this table, one family. "
+        "The first row is the headline. The extractive answer is a source's own sentence, supported by "
+        "construction: the support rows measure the generator alone.",
+        "",
         "| A | B | metric | over | n | A | B | A wins/losses | p (Holm) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
