@@ -3,21 +3,23 @@ questions and on a set the packaged generator drafts from them.
 
     python bench/drafted_vs_written.py [--dataset DIR ...] [--out DIR [--reuse]] [--draft-questions N]
 
-For each dataset (default: the bundled corpus) it runs `rag-assets run` twice into two data
-dirs under --out (default: a temporary folder): `--questions written` and `--questions
-drafted`, both with --no-llm (generation_eval is not compared). Then it prints, for the 24
+For each dataset (default: the bundled corpus) it runs `rag-assets run` into data dirs under
+--out (default: a temporary folder): `--questions written`, `--questions drafted`, and the
+drafted set without its judge (below), all with --no-llm (generation_eval is not compared). Then it prints, for the 24
 configurations (8 strategies x dense, BM25, hybrid): Kendall's tau between their orderings by
-R@4 and by MRR with a 95 % bootstrap interval over questions; the tau that as many written
-questions as were drafted reach against all written ones (the cost of the question count
-alone), and the tau of a quarter, a half and all of the drafted set (what more drafted
-questions buy); how many of the significance report's verdicts agree or flip; the absolute
-R@4 gap and the BM25-versus-dense gap under each set beside the word overlap of each
-set's questions with their needles (mean and 10th/50th/90th percentiles: the written 90th is
-the drafting filter's cap); the judge on --judge-sample written questions (how many it would
-keep, and whether its margin tracks overlap) and on the drafted set; the drafting time, the
-filter counts, and drafted questions beside the written question for the same needle. The data
-dirs are kept when --out is given, so a rerun drafts nothing again (the reply cache) and
-re-evaluates only what changed.
+R@4 and by MRR with a 95 % bootstrap interval over questions, over all of them and over the 12
+close ones (C-F, whose recall is not set by needles destroyed at chunk boundaries); the same
+with the judge's filter undone (a third run on every phrasing the other filters kept, those the
+judge dropped included); the tau that as many written questions as were drafted reach against
+the other written ones (a disjoint split: the cost of the question count alone), and the tau of
+a quarter, a half and all of the drafted set (what more drafted questions buy); how many of
+the significance report's verdicts agree or flip; the absolute R@4 gap and the BM25-versus-dense
+gap under each set beside the word overlap of each set's questions with their needles (mean and
+10th/50th/90th percentiles: the written 90th is the drafting filter's cap); the judge on
+--judge-sample written questions (how many it would keep, and whether its margin tracks overlap)
+and on the drafted set; the drafting time, the filter counts, and drafted questions beside the
+written question for the same needle. The data dirs are kept when --out is given, so a rerun
+drafts nothing again (the reply cache) and re-evaluates only what changed.
 """
 
 import argparse
@@ -68,8 +70,9 @@ def _judge_written(truth: pd.DataFrame, drafter: Drafter, n: int, seed: int = 0)
     the next distinct needle of the same document, as the drafter picks decoys."""
     first = _answerable(truth)
     first = first[first["phrasing"] == 0].drop_duplicates("question_id")
-    chosen = first.sample(min(n, len(first)), random_state=seed)
     decoy_of = decoys(first.drop_duplicates("needle"))
+    first = first[first["needle"].isin(decoy_of)]  # a needle alone in its document has no decoy
+    chosen = first.sample(min(n, len(first)), random_state=seed)
     margins = drafter.margins(
         chosen["query"].tolist(), chosen["needle"].tolist(), [decoy_of[n] for n in chosen["needle"]]
     )
@@ -108,13 +111,33 @@ def _gaps(per_question: pd.DataFrame) -> dict:
     return {"mean_r4": float(recall.mean()), "bm25_minus_dense_r4": float(sum(bm25_minus_dense) / len(strategies))}
 
 
+def _unjudged(dataset: Path, table: pd.DataFrame, root: Path) -> Path:
+    """The same documents with the drafted set as the judge found it: every phrasing the filters
+    kept, those the judge dropped (`not_answered`) included, as a questions file."""
+    out = root / "unjudged-dataset"
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "documents").exists():
+        (out / "documents").symlink_to((dataset / "documents").resolve())
+    passed = table[table["verdict"].isin(["kept", "not_answered"])]
+    lines = [
+        json.dumps(
+            {"id": qid, "phrasings": rows["query"].tolist(), "needle": rows["needle"].iloc[0], "kind": "answerable"}
+        )
+        for qid, rows in passed.groupby("question_id", sort=True)
+    ]
+    (out / "questions.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
 def compare(dataset: Path, root: Path, draft: int, reuse: bool, judge_sample: int) -> dict:
-    written, drafted = DataDir(root / "written"), DataDir(root / "drafted")
+    written, drafted, unjudged = DataDir(root / "written"), DataDir(root / "drafted"), DataDir(root / "unjudged")
     seconds = {"written": _run(dataset, written.root, "written", draft, reuse)}
     seconds["drafted"] = _run(dataset, drafted.root, "drafted", draft, reuse)
-    hits = {name: agreement.per_question(d.read_table("query_hits")) for name, d in (("w", written), ("d", drafted))}
-    truth = {name: d.read_table("ground_truth") for name, d in (("w", written), ("d", drafted))}
     table = drafted.read_table("drafted_questions")
+    seconds["unjudged"] = _run(_unjudged(dataset, table, root), unjudged.root, "written", draft, reuse)
+    sets = (("w", written), ("d", drafted), ("u", unjudged))
+    hits = {name: agreement.per_question(d.read_table("query_hits")) for name, d in sets}
+    truth = {name: d.read_table("ground_truth") for name, d in (("w", written), ("d", drafted))}
     meta = {
         "needles": int(table["question_id"].nunique()),
         "kept_questions": int(table.groupby("question_id")["kept"].any().sum()),
@@ -133,7 +156,22 @@ def compare(dataset: Path, root: Path, draft: int, reuse: bool, judge_sample: in
         "questions": {"written": len(hits["w"]), "drafted": n},
         "tau_r4": agreement.tau_with_interval(hits["w"], hits["d"], "recall"),
         "tau_mrr": agreement.tau_with_interval(hits["w"], hits["d"], "rr"),
-        "written_subsets": {m: agreement.subsample_tau(hits["w"], hits["w"], n, m) for m in ("recall", "rr")},
+        "close_tau": {
+            m: agreement.tau_with_interval(agreement.close(hits["w"]), agreement.close(hits["d"]), m)
+            for m in ("recall", "rr")
+        },
+        "unjudged_tau": {
+            m: {
+                "questions": len(hits["u"]),
+                "all": agreement.tau_with_interval(hits["w"], hits["u"], m),
+                "close": agreement.tau_with_interval(agreement.close(hits["w"]), agreement.close(hits["u"]), m),
+            }
+            for m in ("recall", "rr")
+        },
+        "written_subsets": {m: agreement.disjoint_tau(hits["w"], n, m) for m in ("recall", "rr")},
+        "written_subsets_close": {
+            m: agreement.disjoint_tau(agreement.close(hits["w"]), n, m) for m in ("recall", "rr")
+        },
         "drafted_subsets": {
             m: [agreement.subsample_tau(hits["w"], hits["d"], k, m) for k in (n // 4, n // 2, n)]
             for m in ("recall", "rr")
@@ -164,7 +202,19 @@ def _report(r: dict) -> None:
         trend = ", ".join(f"{d['questions']}: {_tau(d)}" for d in r["drafted_subsets"][metric])
         print(
             f"  Kendall tau ({name[4:]}) over {t['configurations']} configurations: drafted vs written {_tau(t)}; "
-            f"{w['questions']} written vs all written {_tau(w)}; drafted subsets vs all written ({trend})"
+            f"{w['questions']} written vs the other {w['against']} written {_tau(w)}; drafted subsets vs all "
+            f"written ({trend})"
+        )
+        c, wc = r["close_tau"][metric], r["written_subsets_close"][metric]
+        print(
+            f"    close configurations only ({'-'.join(agreement.CLOSE_STRATEGIES[::3])} x retrievers, "
+            f"{c['configurations']}): drafted vs written {_tau(c)}; {wc['questions']} written vs the other "
+            f"{wc['against']} {_tau(wc)}"
+        )
+        u = r["unjudged_tau"][metric]
+        print(
+            f"    without the judge ({u['questions']} questions, those it dropped kept): all {_tau(u['all'])}, "
+            f"close {_tau(u['close'])}"
         )
     v = r["verdicts"]
     print(

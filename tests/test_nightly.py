@@ -102,7 +102,7 @@ def test_changed_inputs_are_compared_on_the_shared_questions_and_named():
     assert "model: m1 -> m2" in at1["changed"] and "chunker of C changed" in at1["changed"]
     report = regression.render(result, "now", "before")
     assert "What changed: corpus: 1 document added, 1 edited, 1 removed; model: m1 -> m2" in report
-    assert "Compared by question on the 40 questions both evaluated." in report
+    assert "Compared by question on the 40 questions both evaluated; Holm over the" in report
 
 
 def test_only_evaluations_sharing_no_question_are_not_compared():
@@ -157,7 +157,7 @@ def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path, monkeypatc
     assert main(args) == 0
     report = (data_dir / "reports" / "regression_report.md").read_text()
     assert "What changed: questions: 1 question removed." in report and "No significant loss." in report
-    assert "Compared by question on the 2 questions both evaluated." in report
+    assert "Compared by question on the 2 questions both evaluated; Holm over the" in report
     assert len(history.entries(data_dir / "assets" / "evaluation_history")) == 3
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         record = instance.fetch_materializations(AssetKey("regression_report"), limit=1).records[0]

@@ -15,17 +15,19 @@ a sentence that cites none, in every source shown):
 - long words, LONG_WORD letters or more (rarity without a word list): whole, stemmed, or sharing
   all but their last STEM_SLACK letters with a source word (`membership` for `members`);
 - polarity: a word of the answer that the best-matching cited sentence holds must stand in the same
-  polarity there (a negation word (`NEGATIONS`) within NEGATION_SCOPE words before it, in one
-  clause): `does cause` against `does not cause` is flagged, and so is the reverse;
+  polarity there (negated: among the first NEGATION_SCOPE words after a negation word (`NEGATIONS`)
+  in its clause; `not only` negates nothing): `does cause` against `does not cause` is flagged,
+  and so is the reverse;
 - quantifiers: a quantifier of the answer (`QUANTIFIERS`: all/some/most/many) must have one of its
   class in the best-matching cited sentence: `all` against `some` is flagged; a quantifier dropped
   is not.
-Words that speak of the sources (`according`, `source`; `ATTRIBUTION`) and the project's own words
-(`given`: the answer prefix it wrote) are no claims. The question's words are: a claim only the
-question holds is unsupported, and listed in `from_question`. A sentence found verbatim (without
-its markers) in a quote it cites is supported as it stands. Text is compared after Unicode
-compatibility folding, without accents and case. What this catches and misses, by kind and
-language, is measured by bench/support_check.py (docs/answering.md).
+Words that speak of the sources or the exchange (`according`, `source`, `answer`; `ATTRIBUTION`)
+and the project's own words (`given`: the answer prefix it wrote) are no claims. The question's
+words are: a claim only the question holds is unsupported, and listed in `from_question`. A
+sentence found verbatim (without its markers) in a quote it cites is supported as it stands.
+Text is compared after Unicode compatibility folding, without accents and case. What this
+catches and misses, by kind and language, is measured by bench/support_check.py
+(docs/answering.md, "The support check").
 """
 
 from __future__ import annotations
@@ -93,15 +95,17 @@ QUANTIFIERS = {  # class -> words
     "el": {"all": {"ολοι", "ολες", "ολα", "καθε", "παντα"}, "some": {"μερικοι", "μερικες", "μερικα", "ορισμενοι"},
            "most": {"περισσοτεροι", "συνηθως"}, "many": {"πολλοι", "πολλες", "πολλα", "συχνα"}},
 }  # fmt: skip
-ATTRIBUTION = {  # words that speak of the sources, not of the world
+ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of the world
     "en": {"according", "source", "sources", "document", "documents", "passage", "passages", "context", "text",
-           "mentioned"},
+           "mentioned", "answer", "question"},
     "de": {"laut", "zufolge", "quelle", "quellen", "dokument", "dokumente", "dokumenten", "text", "textes",
-           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst"},
+           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst", "antwort", "frage"},
     "bg": {"според", "източник", "източника", "източникът", "източници", "източниците", "документ", "документа",
-           "документът", "документи", "документите", "текст", "текста", "текстът", "откъс", "откъса"},
-    "ru": {"согласно", "источник", "источника", "источнику", "источники", "документ", "документа", "текст", "текста"},
-    "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου"},
+           "документът", "документи", "документите", "текст", "текста", "текстът", "откъс", "откъса", "отговор",
+           "отговора", "отговорът", "въпрос", "въпроса", "въпросът"},
+    "ru": {"согласно", "источник", "источника", "источнику", "источники", "документ", "документа", "текст", "текста",
+           "ответ", "вопрос"},
+    "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου", "απαντηση", "ερωτηση"},
 }  # fmt: skip
 NOT_NEGATING = {"only", "just", "merely", "solely", "nur", "само", "только", "μονο", "seulement", "solo"}
 SHORT_UNITS = set("g kg mg t l ml m cm mm km h s min kb mb gb tb hz khz mhz ghz w kw mw v ha".split())

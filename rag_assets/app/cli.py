@@ -957,7 +957,7 @@ def parser() -> argparse.ArgumentParser:
         choices=ANSWERERS,
         help=f"extractive (a sentence of the sources, verbatim) or generate (the language model writes); "
         f"default: generate when --generator or --generator-url is given, else {DEFAULT_ANSWERER}, the one "
-        "correct and supported most often on the bundled corpus (docs/answering.md)",
+        "that contains a reference answer most often on the bundled corpus (docs/answering.md)",
     )
     ask.add_argument("--generator", **generator_option)
     ask.add_argument("--generator-url", **endpoint_option)

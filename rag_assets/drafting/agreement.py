@@ -1,8 +1,9 @@
 """Do drafted questions rank systems the way written ones do? Kendall's tau between the two
-orderings of every configuration, with a bootstrap interval over questions; the tau that the
-same number of written questions reaches against all of them (what the question count alone
-costs); how many of the significance report's verdicts the two question sets share; and how
-the judge treats people's questions."""
+orderings of every configuration (or of the close ones only: `close`), with a bootstrap interval
+over questions; the tau that the same number of written questions reaches against the other
+written ones, a split that shares no question (what the question count alone costs); how many of
+the significance report's verdicts the two question sets share; and how the judge treats
+people's questions."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from scipy.stats import kendalltau, spearmanr
 from rag_assets.evaluation.significance import ALPHA, wilson
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
+# The strategies whose recall is not set by needles cut at chunk boundaries: A and B cut blind
+# (any needle-based set orders them below the rest alike), W and doc are other units altogether.
+CLOSE_STRATEGIES = ("C", "D", "E", "F")
+
+
+def close(per_question_table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of CLOSE_STRATEGIES only: the configurations a needle-based set does not order
+    by construction."""
+    keep = [c for c in per_question_table.columns if c[1].split("/")[0] in CLOSE_STRATEGIES]
+    return per_question_table[keep]
 
 
 def per_question(hits: pd.DataFrame, k: int = 4) -> pd.DataFrame:
@@ -65,6 +76,29 @@ def subsample_tau(
             taus.append(value)
     low, median, high = np.percentile(taus, [2.5, 50, 97.5])
     return {"questions": n, "tau_median": float(median), "ci_low": float(low), "ci_high": float(high)}
+
+
+def disjoint_tau(written: pd.DataFrame, n: int, metric: str, rounds: int = 200, seed: int = 0) -> dict:
+    """tau between the ordering on n written questions and on the other written ones, over random
+    splits: the agreement n questions of the same kind reach against a set they are not part of,
+    as a drafted set is not part of the written one."""
+    values = written[metric].to_numpy()
+    n = min(n, len(values) - 1)
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(rounds):
+        order = rng.permutation(len(values))
+        value = kendalltau(values[order[:n]].mean(axis=0), values[order[n:]].mean(axis=0)).statistic
+        if np.isfinite(value):
+            taus.append(value)
+    low, median, high = np.percentile(taus, [2.5, 50, 97.5])
+    return {
+        "questions": n,
+        "against": len(values) - n,
+        "tau_median": float(median),
+        "ci_low": float(low),
+        "ci_high": float(high),
+    }
 
 
 def judge_on_written(margins: list[float], overlaps: list[float]) -> dict:

@@ -178,9 +178,6 @@ def render(
     return (
         head
         + changed
-        + f"Compared by question on the {n} questions both evaluated.\n\n"
-        + verdict
-        + "\n\n"
-        + "\n".join(lines)
-        + "\n"
+        + f"Compared by question on the {n} questions both evaluated; Holm over the {len(result.table)} rows "
+        "of the table below, one family.\n\n" + verdict + "\n\n" + "\n".join(lines) + "\n"
     )

@@ -286,6 +286,9 @@ def render(
         "",
         "## Paired exact sign tests (wins/losses are questions; bold: Holm p < 0.05)",
         "",
+        f"Holm families: the {len(tests)} tests of this table are one (`chapter`)"
+        + ("; the model pairs below are another (`models`)." if model_tests is not None and models else "."),
+        "",
         significance_table(tests),
     ]
     if skipped:
