@@ -458,7 +458,9 @@ def _print_answer(a) -> None:
         elsewhere = (
             f" (another source shown holds {', '.join(s['elsewhere'])}: a wrong citation)" if s["elsewhere"] else ""
         )
-        print(f'UNSUPPORTED: "{s["text"]}" states what {cited} do not: {", ".join(s["missing"])}{elsewhere}')
+        asked = s.get("from_question") or []
+        asked = f" (only the question says {', '.join(asked)})" if asked else ""
+        print(f'UNSUPPORTED: "{s["text"]}" states what {cited} do not: {", ".join(s["missing"])}{elsewhere}{asked}')
     if unsupported:
         print()
     if a.citations:

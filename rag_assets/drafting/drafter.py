@@ -7,13 +7,16 @@ and batched (`LocalLM.generate_many`), so the same needle, prompt and model give
 question; every reply and judgement is cached by (model, prompt text), so a rerun generates
 nothing it has generated before (`OutputCache`).
 
-The judge: the same model reads the question with its needle, and with a decoy (another
-sampled sentence of the same document), and says yes or no to "does the sentence answer
-the question?". A question is kept when its needle's log-odds of yes beat the decoy's. The
-judge is neither retriever being compared (it sees no embedding and no term weights, and
-reads question and sentence together rather than scoring a chunk); how often it keeps
-written questions, and how its verdicts track lexical overlap, is measured in
-docs/drafted-questions.md.
+The judge: the same model reads the question with its needle, and with a decoy (the sentence
+that follows the needle among its document's candidates), and says yes or no to "does the
+sentence answer the question?". A question is kept when its needle's log-odds of yes beat the
+decoy's. The judge is not independent: it is the model that wrote the question, and it scores
+the way the compared `rerank-llm` retriever does (the log-odds of yes), which every drafted
+report says; no other generator is packaged for these machines. What the filter changes (tau
+with and without it), how often it keeps written questions and how its verdicts track lexical
+overlap are measured in docs/drafted-questions.md. Every verdict depends on the needle's own
+document alone (decoys and duplicates are looked for within it), so adding or editing another
+document changes no verdict here.
 """
 
 from __future__ import annotations
