@@ -177,6 +177,9 @@ def test_subsets_show_what_the_question_count_alone_costs_and_the_judge_is_score
     )  # all of them: the same ordering
     few, many = (agreement.subsample_tau(full, full, n, "recall", rounds=100) for n in (8, 200))
     assert few["tau_median"] < many["tau_median"] and few["ci_low"] < many["ci_low"]  # fewer questions, less agreement
+    split = agreement.disjoint_tau(full, 100, "recall", rounds=50)  # 100 against the other 300, never themselves
+    assert split["questions"] + split["against"] == 400 and split["tau_median"] <= everything["tau_median"]
+    assert list(agreement.close(full)["recall"].columns) == ["C/hybrid"]  # A and B are not close configurations
     judged = agreement.judge_on_written([2.0, -1.0, 0.5, 3.0], [0.9, 0.1, 0.5, 0.95])
     assert judged["kept"] == 3 and judged["kept_share"] == 0.75 and judged["ci_low"] < 0.75 < judged["ci_high"]
     assert judged["spearman_margin_overlap"] == pytest.approx(1.0)  # this judge follows word overlap exactly
