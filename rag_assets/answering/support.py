@@ -50,8 +50,8 @@ STEM_MIN, STEM_SLACK = 4, 3
 NEAR = 4
 NEGATION_SCOPE = 3
 _MARKER = re.compile(r"\[(\d+)\]")
-_NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*")
-_TOKEN = re.compile(r"\d+(?:[.,\u00a0\u202f' ]\d+)*|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
+_NUMBER = r"\d+(?:[.,\u00a0\u202f' ]\d+)*"  # digits with thousands or decimal separators
+_TOKEN = re.compile(rf"{_NUMBER}|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
 _CLAUSE_BREAK = set(".,;:!?()\u2013\u2014")
 _CONTRACTION = re.compile(r"n['’]t\b", re.IGNORECASE)
 
@@ -172,6 +172,7 @@ class _Rules:
         return out
 
     def word_after_number(self, token: _Token) -> bool:
+        """A word right after a number that is its unit or what it counts: no stop word."""
         return token.folded not in self.stops and len(token.folded) > 1
 
     def content(self, token: _Token) -> bool:
