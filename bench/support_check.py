@@ -157,7 +157,8 @@ class Variants:
         return self.random.choice(choices) if choices else None
 
     def stem(self, words: list[str]) -> list[str]:
-        return [self.tokenizer(w)[0] if self.tokenizer(w) else fold(w) for w in words]
+        """Each word as the language's BM25 analysis reads it (a stop word as itself, folded)."""
+        return [(self.tokenizer(w) or [fold(w)])[0] for w in words]
 
     def _new_number(self, written: str, quote: str) -> bool:
         """A rewritten number is a change only if the quote holds no number of that value."""
