@@ -4,8 +4,8 @@ For each needle the model writes a question in the words of the document (`docum
 rewrites that question as a support ticket would put it (`ticket`): the two phrasings the
 chapter's ground truth has. Both are asked for in the needle's language. Decoding is greedy
 and batched (`LocalLM.generate_many`), so the same needle, prompt and model give the same
-question; every reply and judgement is cached by (model, prompt text), so a rerun generates
-nothing it has generated before (`OutputCache`).
+question; every reply and judgement is cached by (model, decoding settings, prompt text), so a
+rerun generates nothing it has generated before (`OutputCache`).
 
 The judge: the same model reads the question with its needle, and with a decoy (the sentence
 that follows the needle among its document's candidates), and says yes or no to "does the
