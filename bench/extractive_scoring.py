@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag_assets import stats
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import Answerer
 from rag_assets.answering.extractive import SCORINGS, Extractive
-from rag_assets.evaluation import significance
 from rag_assets.ingest.access import ALL_TENANTS
 from rag_assets.layout import DataDir
 
@@ -69,12 +69,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for rule, (got, ms) in rows.items():
         hits = int(got["contains"].sum())
-        low, high = significance.wilson(hits, n)
+        low, high = stats.wilson(hits, n)
         versus = ""
         if rule != best:
             b = rows[best][0]["contains"]
             wins, losses = int((got["contains"] & ~b).sum()), int((~got["contains"] & b).sum())
-            versus = f"{wins}/{losses}, p = {significance.sign_test(wins, losses):.3g}"
+            versus = f"{wins}/{losses}, p = {stats.sign_test(wins, losses):.3g}"
         print(
             f"| {rule} | {hits / n:.3f} ({hits}/{n}) | [{low:.3f}, {high:.3f}] | {got['needle'].mean():.3f} | "
             f"{got['f1'].mean():.3f} | {ms:.0f} | {versus} |"

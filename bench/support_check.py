@@ -34,8 +34,8 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
+from rag_assets import stats
 from rag_assets.answering.support import MAGNITUDES, NEGATIONS, QUANTIFIERS, check_support, fold
-from rag_assets.evaluation import significance
 from rag_assets.ingest.sentences import sentence_spans
 from rag_assets.retrieval.lexical import PER_LANGUAGE, Tokenizer, analysis_of, stop_words
 
@@ -342,7 +342,7 @@ def measure(rows: list[dict], language: str, limit: int, misses: list | None = N
 def _cell(k: int, n: int) -> str:
     if n == 0:
         return "n = 0"
-    low, high = significance.wilson(k, n)
+    low, high = stats.wilson(k, n)
     return f"{k}/{n} = {k / n:.2f} [{low:.2f}, {high:.2f}]"
 
 

@@ -36,6 +36,26 @@ def test_no_module_outside_defs_and_the_shell_imports_dagster_or_them():
     assert {m: i for m, i in offenders.items() if i} == {}
 
 
+# The core's floors, lowest first: a module imports from its own floor and those below, never above.
+# Beneath them all, the top-level modules (storage, layout, locking, columns, stats) import none of them.
+FLOORS = ("ingest", "chunking", "retrieval", "answering", "evaluation", "drafting")
+
+
+def test_no_import_runs_back_up_a_floor():
+    upward = {}
+    for parts, found in modules(PACKAGE):
+        if parts[0] in ("defs", "app"):
+            continue
+        mine = FLOORS.index(parts[0]) if parts[0] in FLOORS else -1  # a top-level module is below every floor
+        above = sorted(i for i in found if i.startswith("rag_assets.") and i.split(".")[1] in FLOORS[mine + 1 :])
+        if above:
+            upward["/".join(parts)] = above
+    assert upward == {}
+    assert {p[0] for p, _ in modules(PACKAGE) if p[0] not in ("defs", "app") and not p[0].endswith(".py")} == set(
+        FLOORS
+    )  # every package of the core has its floor
+
+
 def test_asset_modules_import_only_glue_from_defs():
     lateral = {}
     for parts, found in modules(PACKAGE / "defs"):

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
+from rag_assets import stats
 from rag_assets.answering import refusal
 from rag_assets.app.cli import main
-from rag_assets.evaluation import significance
 from rag_assets.evaluation import threshold_sweep as sweep_of
 
 TRUTH = pd.DataFrame(
@@ -53,7 +53,7 @@ def test_sweep_counts_by_hand():
     assert sweep.loc[(0.7, "answerable", "answered with the needle"), "count"] == 2
     assert sweep.loc[(0.7, "out_of_domain", "answered (bluff)"), ["count", "n", "rate"]].tolist() == [1, 1, 1.0]
     low, high = sweep.loc[(0.7, "answerable", "answered with the needle"), ["ci_low", "ci_high"]]
-    assert (low, high) == pytest.approx(significance.wilson(2, 2))
+    assert (low, high) == pytest.approx(stats.wilson(2, 2))
 
 
 def test_sweep_counts_questions_not_phrasings():

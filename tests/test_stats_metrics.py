@@ -6,18 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_assets.evaluation import comparisons, metric_tables, significance, significance_markdown
+from rag_assets import stats
+from rag_assets.evaluation import comparisons, metric_tables, significance_markdown
 from rag_assets.evaluation.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
 from rag_assets.retrieval.fusion import rrf
 
 
 def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
     # "R@20 is [0.471, 0.705] for A and [0.718, 0.901] for E" at 64 queries
-    assert [round(x, 3) for x in significance.wilson(38, 64)] == [0.471, 0.705]
-    assert [round(x, 3) for x in significance.wilson(53, 64)] == [0.718, 0.901]
-    assert [round(x, 4) for x in significance.wilson(0, 10)] == [0.0, 0.2775]
-    assert [round(x, 4) for x in significance.wilson(10, 10)] == [0.7225, 1.0]
-    assert all(math.isnan(x) for x in significance.wilson(0, 0))
+    assert [round(x, 3) for x in stats.wilson(38, 64)] == [0.471, 0.705]
+    assert [round(x, 3) for x in stats.wilson(53, 64)] == [0.718, 0.901]
+    assert [round(x, 4) for x in stats.wilson(0, 10)] == [0.0, 0.2775]
+    assert [round(x, 4) for x in stats.wilson(10, 10)] == [0.7225, 1.0]
+    assert all(math.isnan(x) for x in stats.wilson(0, 0))
 
 
 @pytest.mark.parametrize(
@@ -25,22 +26,22 @@ def test_wilson_reproduces_the_chapters_intervals_and_textbook_edges():
 )
 def test_sign_test_reproduces_the_chapters_p_values(wins, losses, p):
     digits = len(str(p).split(".")[1])
-    assert round(significance.sign_test(wins, losses), digits) == p
-    assert significance.sign_test(wins, losses) == significance.sign_test(losses, wins)
+    assert round(stats.sign_test(wins, losses), digits) == p
+    assert stats.sign_test(wins, losses) == stats.sign_test(losses, wins)
 
 
 def test_sign_test_edges_and_holm():
-    assert significance.sign_test(0, 0) == 1.0
-    assert significance.sign_test(5, 0) == pytest.approx(2 / 32)
-    assert significance.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert significance.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert significance.holm([]) == []
+    assert stats.sign_test(0, 0) == 1.0
+    assert stats.sign_test(5, 0) == pytest.approx(2 / 32)
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     values = np.array([1, 0.5, 0, 0, 1, 0.25] * 20)
-    low, high = significance.bootstrap_mean_ci(values)
-    assert (low, high) == significance.bootstrap_mean_ci(values)
+    low, high = stats.bootstrap_mean_ci(values)
+    assert (low, high) == stats.bootstrap_mean_ci(values)
     assert low < values.mean() < high
 
 
@@ -96,7 +97,7 @@ def test_metric_table_by_hand():
     assert table.loc[("recall", 4), "value"] == 0.5
     assert table.loc[("recall", 20), "value"] == 0.75
     assert (table.loc[("recall", 4), "ci_low"], table.loc[("recall", 4), "ci_high"]) == pytest.approx(
-        significance.wilson(2, 4)
+        stats.wilson(2, 4)
     )
     mrr = table[table.index.get_level_values(0) == "mrr"].iloc[0]
     assert mrr["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4) and mrr["ci_method"] == "bootstrap by question"
@@ -124,8 +125,8 @@ def test_paired_tests_count_discordant_pairs_and_skip_absent_systems():
         1,
         1,
     )
-    assert at.at[1, "p_value"] == significance.sign_test(2, 1)
-    assert list(table["p_holm"]) == pytest.approx(significance.holm(list(table["p_value"])))
+    assert at.at[1, "p_value"] == stats.sign_test(2, 1)
+    assert list(table["p_holm"]) == pytest.approx(stats.holm(list(table["p_value"])))
     assert skipped == ["r vs h: no results for E/rerank"]
 
 

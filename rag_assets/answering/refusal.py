@@ -7,8 +7,10 @@ means NO ANSWER, and no model is called. What each threshold costs is measured b
 
 from __future__ import annotations
 
+from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
+
 KEEP = 4
-THRESHOLD = 0.6  # the operating threshold: cosine distance (the sweep shows what it costs)
+THRESHOLD = PACKAGED[DEFAULT_EMBEDDER].threshold  # the default model's: cosine distance (the sweep shows what it costs)
 
 
 def gate(chunk_ids: list[str], distances: list[float], threshold: float, keep: int = KEEP) -> list[str]:

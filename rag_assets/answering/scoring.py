@@ -27,7 +27,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rag_assets.evaluation import significance
+from rag_assets import stats
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _MARKER = re.compile(r"\[\d+\]")
@@ -104,7 +104,7 @@ def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rate(name: str, group: str, successes: int, n: int) -> dict:
-    low, high = significance.wilson(successes, n)
+    low, high = stats.wilson(successes, n)
     return {
         "metric": name,
         "group": group,
@@ -176,5 +176,5 @@ def latency(scored: pd.DataFrame) -> dict:
     out = {}
     for stage in ("retrieval_ms", "context_ms", "generation_ms"):
         values = scored.loc[~scored["refused"], stage] if stage != "retrieval_ms" else scored[stage]
-        out[stage] = {**significance.percentiles(values, digits=1), "n": int(len(values))} if len(values) else {}
+        out[stage] = {**stats.percentiles(values, digits=1), "n": int(len(values))} if len(values) else {}
     return out

@@ -11,7 +11,24 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rag_assets.evaluation.metrics import needle_holders
+
+def needle_holders(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
+    """question_id -> (chunk ids whose text holds the needle, those whose content does).
+
+    A validated needle occurs once in the corpus, in its question's document, and never
+    in a heading, so only that document's chunks can hold it."""
+    answerable = truth[(truth["kind"] == "answerable") & truth["needle"].notna()].drop_duplicates("question_id")
+    by_doc = {d: g for d, g in chunks.groupby("document_id")}
+    holders = {}
+    for q in answerable.itertuples():
+        group = by_doc.get(q.document_id)
+        if group is None:
+            holders[q.question_id] = (set(), set())
+            continue
+        in_text = group["text"].str.contains(q.needle, regex=False)
+        in_content = group["content"].str.contains(q.needle, regex=False)
+        holders[q.question_id] = (set(group["chunk_id"][in_text]), set(group["chunk_id"][in_content]))
+    return holders
 
 
 def destroyed_questions(chunks: pd.DataFrame, truth: pd.DataFrame, column: str = "text") -> list[str]:

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
-from rag_assets import storage
+from rag_assets import stats, storage
 from rag_assets.defs.automation import ACROSS_MODELS, AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import (
     LazyTables,
@@ -29,7 +29,6 @@ from rag_assets.evaluation import (
     metric_tables,
     plots,
     refusal_figures,
-    significance,
     significance_markdown,
     threshold_sweep,
 )
@@ -100,7 +99,7 @@ def retrieval_runs(
         context.log.info,
     )
     latency = {
-        r: {"stage_ms": significance.percentiles(g["stage_ms"]), "total_ms": significance.percentiles(g["total_ms"])}
+        r: {"stage_ms": stats.percentiles(g["stage_ms"]), "total_ms": stats.percentiles(g["total_ms"])}
         for r, g in runs.groupby("retriever")
     }
     yield Output(
@@ -111,7 +110,7 @@ def retrieval_runs(
             "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
             "rerank": rerankers.cross_encoder_status,
             "rerank_llm": rerankers.llm_status,
-            "query_encode_ms": MetadataValue.json({m: significance.percentiles(ms) for m, ms in encode_ms.items()}),
+            "query_encode_ms": MetadataValue.json({m: stats.percentiles(ms) for m, ms in encode_ms.items()}),
             "engine": "ray" if engine else "local",
             "latency_ms": MetadataValue.json(latency),
         },

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
-from rag_assets.evaluation.significance import ALPHA, wilson
+from rag_assets.stats import ALPHA, wilson
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 # The strategies whose recall is not set by needles cut at chunk boundaries: A and B cut blind

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rag_assets import stats
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import build_answerer, with_titles
 from rag_assets.answering.output_cache import AnswerCache
-from rag_assets.evaluation import significance
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
@@ -173,7 +173,7 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
                     "value_b": float(table[b].mean()) if len(table) else np.nan,
                     "wins": wins,
                     "losses": losses,
-                    "p_value": significance.sign_test(wins, losses),
+                    "p_value": stats.sign_test(wins, losses),
                 }
             )
     out = pd.DataFrame(
@@ -191,7 +191,7 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
             "p_value",
         ],
     )
-    return out.assign(p_holm=significance.holm(out["p_value"].tolist()) if len(out) else [])
+    return out.assign(p_holm=stats.holm(out["p_value"].tolist()) if len(out) else [])
 
 
 def comparison_markdown(comparison: pd.DataFrame, latency: dict) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rag_assets.evaluation import significance
+from rag_assets import stats
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.retrieval_run import retriever_name
 
@@ -102,7 +102,7 @@ def paired_at(a: pd.Series, b: pd.Series, questions: pd.Series, k: int) -> dict:
         "ties_miss": int((tie & (share_a == 0)).sum()),
         "recall_a": float(share_a.mean()),
         "recall_b": float(share_b.mean()),
-        "p_value": significance.sign_test(wins, losses),
+        "p_value": stats.sign_test(wins, losses),
     }
 
 
@@ -119,7 +119,7 @@ def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:
             tested = paired_at(joined["hit_rank_a"], joined["hit_rank_b"], joined["question_id"], k)
             rows.append({**ids, "k": k, **tested, **counts})
     table = pd.DataFrame(rows, columns=[*id_columns, *PAIRED_COLUMNS])
-    table["p_holm"] = significance.holm(table["p_value"].tolist()) if len(table) else []
+    table["p_holm"] = stats.holm(table["p_value"].tolist()) if len(table) else []
     return table
 
 

@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from rag_assets.evaluation import significance
+from rag_assets import stats
+from rag_assets.chunking.diagnostics import needle_holders
 from rag_assets.evaluation.metrics import (
     KS,
     collapse_to_documents,
     first_relevant_rank,
     ndcg_at,
-    needle_holders,
     recall_at,
     reciprocal_rank,
 )
@@ -107,7 +107,7 @@ def _metric_rows(group: pd.DataFrame, prefix: str, column: str) -> list[dict]:
     out = []
     for k in KS:
         shares = (filled <= k).astype(float).groupby(questions).mean()
-        low, high, method, successes = significance.interval_of_shares(shares, one_query_each)
+        low, high, method, successes = stats.interval_of_shares(shares, one_query_each)
         out.append(
             {
                 "metric": f"{prefix}recall",
@@ -121,7 +121,7 @@ def _metric_rows(group: pd.DataFrame, prefix: str, column: str) -> list[dict]:
         )
     rr = pd.Series([reciprocal_rank(None if pd.isna(x) else int(x)) for x in group[column]], index=group.index)
     per_question = rr.groupby(questions).mean()
-    low, high = significance.bootstrap_mean_ci(per_question.to_numpy())
+    low, high = stats.bootstrap_mean_ci(per_question.to_numpy())
     out.append(
         {
             "metric": f"{prefix}mrr",
@@ -148,7 +148,7 @@ def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
             values = group.dropna(subset=[column])
             if len(values):
                 per_question = values[column].groupby(values["question_id"]).mean()
-                low, high = significance.bootstrap_mean_ci(per_question.to_numpy())
+                low, high = stats.bootstrap_mean_ci(per_question.to_numpy())
                 rows.append(
                     {
                         "strategy": strategy,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rag_assets.evaluation import significance
+from rag_assets import stats
 from rag_assets.evaluation.comparisons import compare_paired, system_hits
 from rag_assets.ingest.ground_truth import drafted_warning
 
@@ -125,7 +125,7 @@ def compare(
     if table.empty:
         why = "the two evaluations share no question" if shared else "the two evaluations share no system"
         return Regression(False, changes + list(chunker.values()), pd.DataFrame(columns=REGRESSION_COLUMNS), why)
-    table["significant_loss"] = (table["losses"] > table["wins"]) & (table["p_holm"] < significance.ALPHA)
+    table["significant_loss"] = (table["losses"] > table["wins"]) & (table["p_holm"] < stats.ALPHA)
     table["changed"] = [
         "; ".join(changes + ([chunker[s]] if s in chunker else [])) or "nothing" for s in table["strategy"]
     ]

@@ -9,8 +9,8 @@ from rag_assets.evaluation.comparisons import MODEL_RETRIEVERS
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.plots import PLOT_DPI, png_bytes, pyplot
 from rag_assets.evaluation.retrieval_run import retriever_name
-from rag_assets.evaluation.significance import ALPHA
 from rag_assets.ingest.ground_truth import drafted_warning
+from rag_assets.stats import ALPHA
 
 
 def _fmt_p(p: float) -> str:

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from rag_assets import stats
 from rag_assets.answering.refusal import gate
-from rag_assets.evaluation import significance
 from rag_assets.retrieval.lexical import Tokenizer
 
 
@@ -55,7 +55,7 @@ def outcomes(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], thr
             one_each = bool(questions[mask].is_unique)
             for outcome, hit in cases.items():
                 shares = pd.Series(hit[mask].astype(float)).groupby(questions[mask].to_numpy()).mean()
-                low, high, method, _ = significance.interval_of_shares(shares, one_each)
+                low, high, method, _ = stats.interval_of_shares(shares, one_each)
                 rows.append(
                     {
                         "threshold": t,

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_assets.evaluation.metrics import collapse_to_documents, needle_holders
+from rag_assets.chunking.diagnostics import needle_holders
+from rag_assets.evaluation.metrics import collapse_to_documents
 
 
 def _run_lines(qid: str, items: list[str], tag: str) -> list[str]:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_assets import storage
-from rag_assets.answering import refusal
 from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import MODEL_NAME, Embedder, model_path
 
@@ -36,7 +35,7 @@ class Packaged:
     # the refusal gate's cosine-distance threshold for this model: distances mean different things
     # per model (e5 puts everything within 0.35 of everything); each refuses about 4 % of the
     # bundled corpus's answerable questions at its own (docs/results.md, "The refusal gate")
-    threshold: float = refusal.THRESHOLD
+    threshold: float = 0.6
 
 
 PACKAGED = {

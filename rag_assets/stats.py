@@ -1,4 +1,5 @@
-"""Intervals and paired tests for retrieval numbers.
+"""Intervals and paired tests, for every floor that reports a number (answer scoring,
+evaluation, drafting agreement): below them all, so none imports upwards for them.
 
 - Wilson score interval for a proportion (R@k at n queries).
 - Percentile bootstrap for a mean that is not a proportion (MRR), seeded.
