@@ -419,12 +419,6 @@ def _claims(tokens: list[_Token], rules: _Rules, long_word: int) -> list[tuple[s
     return out
 
 
-def claims(sentence: str, language: str = "en", long_word: int = LONG_WORD) -> list[tuple[str, str]]:
-    """(as written, kind) of each number, name and long word of one sentence, in order, once each."""
-    rules = _rules(language)
-    return [(text, kind) for text, kind, _ in _claims(_tokens(sentence, rules), rules, long_word)]
-
-
 def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sentences with a marker-only sentence (`[2]` after the full stop) joined to the one before."""
     out: list[tuple[int, int]] = []
@@ -484,9 +478,15 @@ def check_support(
     question asked, whose words are claims like any (it only labels what is missing). `language`:
     the sources', read from them when not given."""
     rules = _rules(language or language_of("\n".join(quotes.values())))
-    exempt = _Evidence(given, rules)
-    asked = _Evidence([question], rules)
-    everything = _Evidence(list(quotes.values()), rules)
+    built: dict[tuple, _Evidence] = {}
+
+    def evidence(*texts: str) -> _Evidence:
+        """Built on first use and once per set of texts: a verbatim sentence (every extractive
+        answer) needs none, and sentences citing the same sources share one."""
+        if texts not in built:
+            built[texts] = _Evidence(list(texts), rules)
+        return built[texts]
+
     out = []
     for start, end in _with_markers(answer, sentence_spans(answer, rules.language)):
         sentence = answer[start:end]
@@ -496,10 +496,12 @@ def check_support(
         if cited and any(words in quote for quote in cited):  # verbatim from what it cites: nothing to look up
             out.append(SentenceSupport(sentence, start, end, cites, [], []))
             continue
-        evidence = _Evidence(cited, rules) if cited else everything
-        missing = _missing(_tokens(sentence, rules), evidence, exempt, long_word)
+        everything = evidence(*quotes.values())
+        missing = _missing(
+            _tokens(sentence, rules), evidence(*cited) if cited else everything, evidence(*given), long_word
+        )
         elsewhere = [text for text, held in missing if held and held(everything)]
-        from_question = [text for text, held in missing if held and held(asked)]
+        from_question = [text for text, held in missing if held and held(evidence(question))]
         out.append(
             SentenceSupport(sentence, start, end, cites, [text for text, _ in missing], elsewhere, from_question)
         )
