@@ -69,13 +69,8 @@ def subsample_tau(
     values = pool[metric][configs].to_numpy()
     n = min(n, len(values))
     rng = np.random.default_rng(seed)
-    taus = []
-    for _ in range(rounds):
-        value = kendalltau(reference, values[rng.choice(len(values), n, replace=False)].mean(axis=0)).statistic
-        if np.isfinite(value):
-            taus.append(value)
-    low, median, high = np.percentile(taus, [2.5, 50, 97.5])
-    return {"questions": n, "tau_median": float(median), "ci_low": float(low), "ci_high": float(high)}
+    draws = (values[rng.choice(len(values), n, replace=False)].mean(axis=0) for _ in range(rounds))
+    return {"questions": n, **_spread((reference, drawn) for drawn in draws)}
 
 
 def disjoint_tau(written: pd.DataFrame, n: int, metric: str, rounds: int = 200, seed: int = 0) -> dict:
@@ -85,20 +80,17 @@ def disjoint_tau(written: pd.DataFrame, n: int, metric: str, rounds: int = 200, 
     values = written[metric].to_numpy()
     n = min(n, len(values) - 1)
     rng = np.random.default_rng(seed)
-    taus = []
-    for _ in range(rounds):
-        order = rng.permutation(len(values))
-        value = kendalltau(values[order[:n]].mean(axis=0), values[order[n:]].mean(axis=0)).statistic
-        if np.isfinite(value):
-            taus.append(value)
+    splits = (rng.permutation(len(values)) for _ in range(rounds))
+    pairs = ((values[order[:n]].mean(axis=0), values[order[n:]].mean(axis=0)) for order in splits)
+    return {"questions": n, "against": len(values) - n, **_spread(pairs)}
+
+
+def _spread(orderings) -> dict:
+    """The median tau over (a, b) pairs of orderings and its 2.5-97.5 % range (an undefined tau,
+    from a constant ordering, left out)."""
+    taus = [t for a, b in orderings if np.isfinite(t := kendalltau(a, b).statistic)]
     low, median, high = np.percentile(taus, [2.5, 50, 97.5])
-    return {
-        "questions": n,
-        "against": len(values) - n,
-        "tau_median": float(median),
-        "ci_low": float(low),
-        "ci_high": float(high),
-    }
+    return {"tau_median": float(median), "ci_low": float(low), "ci_high": float(high)}
 
 
 def judge_on_written(margins: list[float], overlaps: list[float]) -> dict:
