@@ -6,9 +6,10 @@ questions and on a set the packaged generator drafts from them.
 For each dataset (default: the bundled corpus) it runs `rag-assets run` into data dirs under
 --out (default: a temporary folder): `--questions written`, `--questions drafted`, and the
 drafted set without its judge (below), all with --no-llm (generation_eval is not compared).
-Then it prints, for the 24 configurations (8 strategies x dense, BM25, hybrid): Kendall's tau between their orderings by
-R@4 and by MRR with a 95 % bootstrap interval over questions, over all of them and over the 12
-close ones (C-F, whose recall is not set by needles destroyed at chunk boundaries); the same
+Then it prints, for the 24 configurations (8 strategies x dense, BM25, hybrid): Kendall's tau
+between their orderings by R@4 and by MRR with a 95 % bootstrap interval over questions, over
+all of them and over the 12 close ones (C-F, whose recall is not set by needles destroyed at
+chunk boundaries); the same
 with the judge's filter undone (a third run on every phrasing the other filters kept, those the
 judge dropped included); the tau that as many written questions as were drafted reach against
 the other written ones (a disjoint split: the cost of the question count alone), and the tau of
