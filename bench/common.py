@@ -37,10 +37,11 @@ def served_index(data_dir, strategy: str):
     materialised data dir, without the instance's freshness checks."""
     from rag_assets.answering.answerer import with_titles
     from rag_assets.defs.partitions import model_strategy_key
-    from rag_assets.defs.resources import embedder_from_env
+    from rag_assets.defs.resources import EmbedderResource
     from rag_assets.retrieval.search import ChunkIndex
+    from rag_assets.settings import Settings
 
-    layout, resource = DataDir(Path(data_dir)), embedder_from_env()
+    layout, resource = DataDir(Path(data_dir)), EmbedderResource(models=Settings.from_environment().models)
     chunks = layout.read_table("chunk_sets", strategy)
     vectors = layout.read_table("embeddings", model_strategy_key(resource.primary, strategy))
     snapshot, embedder = layout.read_table("corpus_snapshot"), resource.get()

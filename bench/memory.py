@@ -39,8 +39,9 @@ def step(data_dir: Path, dataset: Path, job: str, assets: list[str], partition: 
     from dagster import AssetKey, DagsterInstance
 
     from rag_assets.defs import build_definitions
+    from rag_assets.settings import Settings
 
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset, llm=False)
+    defs = build_definitions(Settings(data_dir=data_dir, dataset=dataset, llm=False))
     t0 = time.perf_counter()
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         result = defs.resolve_job_def(job).execute_in_process(

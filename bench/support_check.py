@@ -379,17 +379,18 @@ def constructed(limit: int, show: int) -> None:
 def real_answers(args) -> None:
     from rag_assets.answering.generation import LocalLM
     from rag_assets.defs.partitions import model_strategy_key
-    from rag_assets.defs.resources import embedder_from_env
+    from rag_assets.defs.resources import EmbedderResource
     from rag_assets.evaluation.answer_eval import evaluate_answers
     from rag_assets.ingest import ground_truth as gt
     from rag_assets.layout import DataDir
+    from rag_assets.settings import Settings
 
     layout = DataDir(Path(args.data_dir))
     truth = layout.read_table("ground_truth")
     sample = gt.sample(truth, gt.Sample(args.answerable, args.unanswerable, args.out_of_domain, 11))
     sample = sample.drop_duplicates("question_id")
     lm = LocalLM()
-    embedders = embedder_from_env()
+    embedders = EmbedderResource(models=Settings.from_environment().models)
     result = evaluate_answers(
         layout,
         args.strategy,

@@ -236,7 +236,7 @@ def test_a_tie_between_sentences_goes_to_the_higher_ranked_source_whatever_the_h
 
 
 def test_ask_prints_an_unsupported_sentence_with_what_it_cites_and_what_is_missing(pump, capsys):
-    from rag_assets.app.cli import _print_answer
+    from rag_assets.app.commands.ask import print_answer as _print_answer
 
     _, chunks, index, embedder = pump
     lm = ScriptedLM("According to source [1], replace the filter every 250 hours.")

@@ -182,9 +182,10 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
     from rag_assets.answering.answerer import Answerer, Generative
     from rag_assets.answering.citations import fragment_range
     from rag_assets.app.plan import materialization_steps
-    from rag_assets.app.serving import load_index
+    from rag_assets.app.serving import Served
     from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
+    from rag_assets.settings import Settings
 
     dataset = tmp_path / "dataset"
     write_mixed_folder(dataset / "documents")
@@ -199,10 +200,11 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         )
         + "\n"
     )
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, max_file_mb=MAX_BYTES / 2**20)
+    settings = Settings(data_dir=tmp_path / "data", dataset=dataset, max_file_mb=MAX_BYTES / 2**20)
+    defs = build_definitions(settings)
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
-        record_source_versions(instance, defs.resources)
+        record_source_versions(instance, defs)
         checks = {}
         for step in materialization_steps(defs, ["C"])[:3]:  # what `ask` serves from: sources, chunks, indexes
             result = job.execute_in_process(
@@ -238,7 +240,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         chunked = instance.fetch_materializations(AssetKey("chunk_sets"), limit=1).records[0].asset_materialization
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
         embedder = defs.resources["embedder"].get()
-        index, chunks = load_index(defs, instance, "C", embedder.identity)
+        index, chunks = Served.over(defs, instance, settings).load("C", embedder.identity)
     answerer = Answerer(index, chunks, embedder, Generative(ScriptedLM()), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)
     documents = dict(zip(snap["document_id"], snap["text"]))

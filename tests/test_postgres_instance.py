@@ -17,9 +17,10 @@ from servers import CLI, create_database, free_port, running_process, running_ui
 
 from rag_assets.app.instance import instance_yaml
 from rag_assets.app.keys import add_key
-from rag_assets.app.serving import failed_checks, freshness_problems, stale_resolver
+from rag_assets.app.serving import Served, stale_resolver
 from rag_assets.defs import build_definitions
 from rag_assets.defs.external_sources import record_source_versions
+from rag_assets.settings import Settings
 
 CLEAN_ENV = {"DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": "", "RAG_ASSETS_POSTGRES_URL": ""}
 
@@ -66,10 +67,11 @@ def test_a_run_keeps_its_history_in_postgresql_and_another_process_reads_it(mate
     runs = instance.get_runs()
     assert runs and {r.status for r in runs} == {DagsterRunStatus.SUCCESS}
     assert count(url, "select count(*) from runs") == len(runs)
-    defs = build_definitions(data_dir=materialised["root"] / "data", dataset_dir=materialised["dataset"], llm=False)
+    settings = Settings(data_dir=materialised["root"] / "data", dataset=materialised["dataset"], llm=False)
+    served = Served.over(build_definitions(settings), instance, settings)
     assert instance.get_latest_materialization_event(AssetKey("significance_report")) is not None
     for strategy in ("C", "E"):  # what `ask` checks before it serves: every blocking check passed, nothing stale
-        assert failed_checks(defs, instance, strategy) == [] and freshness_problems(defs, instance, strategy) == []
+        assert served.failed_checks(strategy) == [] and served.freshness_problems(strategy) == []
 
 
 def test_ask_answers_from_the_postgresql_instance_and_says_when_it_cannot_reach_it(materialised):
@@ -126,20 +128,22 @@ def test_the_ui_reads_the_runs_of_the_cli_and_its_daemon_ticks_the_sensors_into_
 
 
 def test_an_edited_document_is_stale_and_the_schedule_and_automation_tick_against_postgresql(materialised, instance):
-    defs = build_definitions(data_dir=materialised["root"] / "data", dataset_dir=materialised["dataset"], llm=False)
+    defs = build_definitions(
+        Settings(data_dir=materialised["root"] / "data", dataset=materialised["dataset"], llm=False)
+    )
     first = evaluate_automation_conditions(defs=defs, instance=instance)
     assert first.total_requested == 0  # everything is up to date
     guide = Path(materialised["dataset"]) / "documents" / "guide.md"
     original = guide.read_text()
     guide.write_text(original + "\nThe pump weighs 12 kilograms.\n")
     try:
-        assert record_source_versions(instance, defs.resources)
+        assert record_source_versions(instance, defs)
         assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "STALE"
         tick = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
         assert AssetKey("corpus_snapshot") in {r.key for r in tick.results if not r.true_subset.is_empty}
     finally:  # the module's other tests share this data dir: leave its corpus as the run saw it
         guide.write_text(original)
-        record_source_versions(instance, defs.resources)
+        record_source_versions(instance, defs)
     assert stale_resolver(defs, instance).get_status(AssetKey("corpus_snapshot"), None).value == "FRESH"
     schedule = defs.resolve_schedule_def("nightly_evaluation_0200_utc")
     context = build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 12, 1, 2, tzinfo=UTC))

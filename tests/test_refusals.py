@@ -29,6 +29,7 @@ from rag_assets.layout import DataDir
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex
+from rag_assets.settings import Settings
 
 QUESTION = "How do I renew my passport?"  # refused by the gate: the whole index is read, no generator loaded
 RUN = ["--strategies", "E", "--no-llm"]
@@ -223,7 +224,7 @@ def poison_embedding_cache(data_dir: Path) -> None:
 def rebuild_embeddings_then_tick(dataset: Path, data_dir: Path) -> tuple[bool, set[str]]:
     """Re-materialise embeddings[minilm|E] alone, then ask the automation what it would launch next.
     Returns (the run succeeded, the assets it would launch)."""
-    defs = build_definitions(data_dir=data_dir, dataset_dir=dataset, llm=False)
+    defs = build_definitions(Settings(data_dir=data_dir, dataset=dataset, llm=False))
     job = defs.resolve_implicit_global_asset_job_def()
     with DagsterInstance.from_config(str(DataDir(data_dir).dagster_home)) as instance:
         cursor = evaluate_automation_conditions(defs=defs, instance=instance).cursor
@@ -249,7 +250,7 @@ def test_a_failed_blocking_check_stops_its_run_before_anything_downstream(tiny_d
         return chunks
 
     monkeypatch.setattr(strategies, "chunk_corpus", off_by_one)
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tiny_dataset, llm=False)
+    defs = build_definitions(Settings(data_dir=tmp_path / "data", dataset=tiny_dataset, llm=False))
     job = defs.resolve_implicit_global_asset_job_def()
     with instance_for_test() as instance:
         results = [

@@ -1,19 +1,18 @@
 """Who sees what, through the path `rag-assets ask` runs: a data dir materialised by `run`, the
-index opened by `load_index` (Dagster's freshness verdict, the snapshot's access lists), and
+index opened by `Served.load` (Dagster's freshness verdict, the snapshot's access lists), and
 sidecars that exist but cannot be read as a list failing closed."""
-
-import os
 
 import pandas as pd
 import pytest
 from conftest import ScriptedLM, write_dataset
-from dagster import DagsterInstance
 
 from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.app.cli import main
-from rag_assets.app.serving import load_index
+from rag_assets.app.serving import opened
 from rag_assets.defs import build_definitions
+from rag_assets.defs.resources import EmbedderResource
 from rag_assets.ingest.access import ALL_TENANTS
+from rag_assets.settings import Settings
 
 ORION = "The Orion budget code is ZX-4471 and only finance may know it."
 DOCS = {
@@ -26,7 +25,6 @@ DOCS = {
 QUESTIONS = [
     {"id": "q1", "phrasings": ["When does Falcon launch?"], "needle": "Project Falcon launches on 4 March;"},
 ]
-ENV = ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET")
 
 
 @pytest.fixture(scope="module")
@@ -39,20 +37,14 @@ def served(tmp_path_factory):
     (documents / "secret.md.access").symlink_to("../nowhere/missing")  # dangling
     (documents / "other.md.access").mkdir()  # a folder where the list should be
     (documents / "other.md.access" / "team-a").write_text("x", encoding="utf-8")
-    saved = {v: os.environ.get(v) for v in ENV}
-    try:
-        assert (
-            main(["run", "--dataset", str(dataset), "--data-dir", str(root / "data"), "--strategies", "E", "--no-llm"])
-            == 0
-        )
-        defs = build_definitions(data_dir=root / "data", dataset_dir=dataset)
-        embedder = defs.resources["embedder"].get()
-        with DagsterInstance.get() as instance:
-            index, chunks = load_index(defs, instance, "E", embedder.identity)
-        snapshot = pd.read_parquet(root / "data" / "assets" / "corpus_snapshot.parquet").set_index("path")
-    finally:
-        for var, value in saved.items():
-            os.environ.pop(var, None) if value is None else os.environ.__setitem__(var, value)
+    assert (
+        main(["run", "--dataset", str(dataset), "--data-dir", str(root / "data"), "--strategies", "E", "--no-llm"]) == 0
+    )
+    settings = Settings(data_dir=root / "data", dataset=dataset)
+    embedder = EmbedderResource(models=settings.models).get()
+    with opened(settings) as served:
+        index, chunks = served.load("E", embedder.identity)
+    snapshot = pd.read_parquet(root / "data" / "assets" / "corpus_snapshot.parquet").set_index("path")
     return index, chunks, embedder, snapshot
 
 
@@ -75,7 +67,7 @@ def _sources(served, tenant, question):
     return shown
 
 
-def test_ask_through_load_index_shows_a_tenant_only_what_it_may_see(served):
+def test_ask_through_the_served_index_shows_a_tenant_only_what_it_may_see(served):
     question = "When does Project Falcon launch and what is its budget?"
     assert "4 March" not in _sources(served, "team-a", question)
     assert "4 March" in _sources(served, "team-b", question)
@@ -104,16 +96,18 @@ def test_ask_serves_from_a_materialised_strategy_as_the_sweep_does(tmp_path):
     as the refusal sweep and generation_eval do, instead of refusing."""
     from dagster import AssetMaterialization, instance_for_test
 
-    from rag_assets.app.serving import serving_strategy_of
+    from rag_assets.app.serving import Served
 
-    defs = build_definitions(data_dir=tmp_path / "data", dataset_dir=tmp_path)
+    settings = Settings(data_dir=tmp_path / "data", dataset=tmp_path)
+    defs = build_definitions(settings)
     with instance_for_test() as instance:
-        assert serving_strategy_of(defs, instance) == "E"  # nothing built: the configured one, refused by name later
+        served = Served.over(defs, instance, settings)
+        assert served.default_strategy() == "E"  # nothing built: the configured one, refused by name later
         for name, partition in (("chunk_sets", "C"), ("embeddings", "minilm|C")):
             instance.report_runless_asset_event(AssetMaterialization(name, partition=partition))
         instance.report_runless_asset_event(AssetMaterialization("chunk_sets", partition="A"))  # no vectors
         instance.report_runless_asset_event(AssetMaterialization("embeddings", partition="me5-small|A"))  # not served
-        assert serving_strategy_of(defs, instance) == "C"
+        assert served.default_strategy() == "C"
         for name, partition in (("chunk_sets", "E"), ("embeddings", "minilm|E")):
             instance.report_runless_asset_event(AssetMaterialization(name, partition=partition))
-        assert serving_strategy_of(defs, instance) == "E"
+        assert served.default_strategy() == "E"

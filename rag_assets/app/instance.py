@@ -90,8 +90,6 @@ def check_instance(home: Path, postgres: str | None) -> None:
             f"the run history of {home.parent} is in SQLite ({home / 'history'}): "
             "use another data dir for an instance on PostgreSQL"
         )
-    if postgres:
-        os.environ[POSTGRES_ENV] = postgres
 
 
 def check_bucket(layout: DataDir) -> None:
@@ -107,11 +105,11 @@ def check_bucket(layout: DataDir) -> None:
         raise ValueError(f"the data dir {layout.root} is in a bucket that does not exist or is not visible: {bucket}")
 
 
-def use_data_dir(data_dir: str | Path, dataset: Path, postgres: str | None = None):
-    """Point Dagster at the data dir's home so run history survives the process (in SQLite
-    there, or in PostgreSQL when `postgres` is a URL), and export the paths so `dg dev` started
-    from the same shell sees the same data. A data dir on object storage needs PostgreSQL: its
-    home is this machine's (see `DataDir.dagster_home`), and the history must be everyone's."""
+def use_data_dir(data_dir: str | Path, postgres: str | None = None) -> Path:
+    """Make the data dir's Dagster home, so run history survives the process (in SQLite there,
+    or in PostgreSQL when `postgres` is a URL); return it. A data dir on object storage needs
+    PostgreSQL: its home is this machine's (see `DataDir.dagster_home`), and the history must
+    be everyone's."""
     layout = DataDir(data_dir)
     if layout.remote and postgres is None:
         raise InstanceMismatch(
@@ -130,10 +128,17 @@ def use_data_dir(data_dir: str | Path, dataset: Path, postgres: str | None = Non
     if not nux.exists():
         nux.parent.mkdir(exist_ok=True)
         nux.write_text("seen: 1\n")
-    os.environ["DAGSTER_HOME"] = str(home)
-    os.environ["RAG_ASSETS_DATA_DIR"] = str(layout.root)
-    os.environ["RAG_ASSETS_DATASET"] = str(dataset.resolve())
-    return layout.root
+    return home
+
+
+def open_instance(home: Path, postgres: str | None):
+    """The Dagster instance of a home, its PostgreSQL URL given here rather than through the
+    environment that dagster.yaml names (which only the processes `rag-assets ui` starts read)."""
+    from dagster import DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    overrides = {"storage": {"postgres": {"postgres_url": postgres}}} if postgres else None
+    return DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides=overrides))
 
 
 PID_TAG, START_TAG = "rag_assets/pid", "rag_assets/process_start"
@@ -230,3 +235,29 @@ def readable_home(home: Path):
                 (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(home / name, Path(tmp) / name)
         yield Path(tmp)
+
+
+def storage_failure(exc: BaseException) -> BaseException | None:
+    """The innermost cause of `exc` when it is the disk's or the database's (an OSError, a
+    SQLite or PostgreSQL operational error), else None: those are reported in one line."""
+    seen = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        below = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        if below is None:
+            break
+        exc = below
+    return exc if isinstance(exc, (OSError, *_database_errors())) else None
+
+
+def _database_errors() -> tuple[type, ...]:
+    import sqlite3
+
+    errors: tuple[type, ...] = (sqlite3.OperationalError, sqlite3.DatabaseError)
+    try:
+        import psycopg2
+
+        errors += (psycopg2.OperationalError,)
+    except ImportError:
+        pass
+    return errors

@@ -33,16 +33,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dagster import AssetRecordsFilter
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
 from rag_assets.app.keys import KeyRing
-from rag_assets.app.serving import IndexNotReady, failed_checks, freshness_problems, load_index, served, served_model
+from rag_assets.app.serving import IndexNotReady, Served
 from rag_assets.chunking.strategies import STRATEGIES
-from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.ingest.access import describe_viewer
 
 log = logging.getLogger("rag_assets.serve")
@@ -141,59 +139,30 @@ class Admission:
 
 
 class Service:
-    """The loaded state behind the app: definitions, instance, models, the indexes and their freshness."""
+    """The loaded state behind the app: the data dir's served indexes, the models, and the
+    indexes loaded with their freshness."""
 
-    def __init__(self, defs, instance, embedder, lm, settings: ServiceSettings, answerers: list[str]):
-        self.defs, self.instance, self.embedder, self.lm = defs, instance, embedder, lm
+    def __init__(self, served: Served, embedder, lm, settings: ServiceSettings, answerers: list[str]):
+        self.served, self.embedder, self.lm = served, embedder, lm
         self.settings, self.answerer_names = settings, answerers
         self.loaded: dict[str, Loaded] = {}
         self.problems: dict[str, list[str]] = {}
         self.lock = threading.Lock()  # one loader at a time
         self.default_strategy: str | None = None
 
-    def version(self, strategy: str) -> tuple:
-        """The storage ids of the newest materialisations the strategy's index is made of."""
-        out = []
-        for key, partition in served(self.defs, strategy):
-            records = self.instance.fetch_materializations(
-                AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None),
-                limit=1,
-            ).records
-            out.append(records[0].storage_id if records else None)
-        return tuple(out)
-
-    def unreadable(self, strategy: str) -> list[str]:
-        """The served files of the strategy this process cannot open now (a byte of each is read)."""
-        layout = self.defs.resources["data_dir"].layout
-        paths = [layout.table("corpus_snapshot"), layout.table("chunk_sets", strategy)]
-        embeddings = model_strategy_key(served_model(self.defs), strategy)
-        paths += [layout.table("embeddings", embeddings), layout.bm25(strategy) / "params.index.json"]
-        out = []
-        for path in paths:
-            try:
-                with path.open("rb") as f:
-                    f.read(1)
-            except OSError as exc:
-                out.append(f"{layout.relative(path)} cannot be read ({type(exc).__name__})")
-        return out
-
     def refresh(self, strategy: str) -> None:
         """Check the strategy's index as `ask` does; load a newer fresh one and swap it in."""
         with self.lock:
             try:
-                version = self.version(strategy)
+                version = self.served.version(strategy)
                 current = self.loaded.get(strategy)
                 if current is not None and current.version == version:
-                    problems = self.unreadable(strategy) + freshness_problems(self.defs, self.instance, strategy)
-                    problems += failed_checks(self.defs, self.instance, strategy)
+                    problems = self.served.problems(strategy)
                     if problems:
-                        raise IndexNotReady(
-                            f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-                            "materialise it again (`rag-assets run`, or from the UI)"
-                        )
+                        raise self.served.not_ready(strategy, problems)
                     self.problems.pop(strategy, None)
                     return
-                index, chunks = load_index(self.defs, self.instance, strategy, self.embedder.identity)
+                index, chunks = self.served.load(strategy, self.embedder.identity)
                 self.loaded[strategy] = Loaded(strategy, version, index, chunks)  # one assignment: the swap
                 self.problems.pop(strategy, None)
                 log.info(json.dumps({"event": "loaded", "strategy": strategy, "version": list(version)}))
@@ -207,6 +176,7 @@ class Service:
     def answerer(self, loaded: Loaded, name: str, retriever: str):
         key = (name, retriever)
         if key not in loaded.answerers:
+            used = self.served.settings
             loaded.answerers[key] = build_answerer(
                 loaded.index,
                 loaded.chunks,
@@ -214,9 +184,9 @@ class Service:
                 self.lm,
                 answerer=name,
                 retriever=retriever,
-                threshold=self.defs.resources["retrieval"].threshold(served_model(self.defs)),
-                budget=self.defs.resources["generator"].input_budget,
-                cross_encoder=self.defs.resources["retrieval"].cross_encoder,
+                threshold=used.threshold,
+                budget=used.input_budget,
+                cross_encoder=used.cross_encoder,
             )
         return loaded.answerers[key]
 

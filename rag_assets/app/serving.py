@@ -3,6 +3,10 @@ refused unless Dagster's own lineage says it is fresh (the same verdict the UI s
 blocking checks passed, and its files can be read. Nothing here writes: the data dir and the
 instance may be read-only."""
 
+import contextlib
+import logging
+import warnings
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -13,7 +17,8 @@ from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 
-from rag_assets.answering.answerer import with_titles
+from rag_assets.answering.answerer import serving_strategy, with_titles
+from rag_assets.app.instance import check_instance, open_instance, readable_home, storage_failure, use_data_dir
 from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import model_and_strategy, model_strategy_key
@@ -21,6 +26,7 @@ from rag_assets.layout import DataDir
 from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.lexical import IndexUnreadable
 from rag_assets.retrieval.search import ChunkIndex
+from rag_assets.settings import Settings
 
 # The sources the served index is built from, and the asset that reads each (questions are not served).
 SOURCE_READERS = {
@@ -35,6 +41,44 @@ class IndexNotReady(RuntimeError):
     """The index is missing, stale, failed a check or cannot be read: answering would mislead."""
 
 
+@dataclass(frozen=True)
+class ServedSettings:
+    """What answers are served with, resolved once (`served_settings`): `ask`, `serve`'s first
+    load and its watcher read these and nothing else."""
+
+    layout: DataDir
+    model: str  # the embedding model answers retrieve with
+    threshold: float  # the refusal gate's cosine distance
+    input_budget: int
+    max_new_tokens: int
+    answer_prefix: str
+    generator: str  # a .gguf file or model folder; empty: the packaged one
+    cross_encoder: str
+    llm_rerank_depth: int
+    ann_min_chunks: int
+    serving_strategy: str  # the configured one; `Served.default_strategy` picks among those materialised
+
+
+def served_settings(settings: Settings, defs: Definitions, threshold: float | None = None) -> ServedSettings:
+    """The one place the served settings are read: the command's Settings, the resources'
+    defaults, and the threshold given (else the served model's own)."""
+    retrieval, generator = defs.resources["retrieval"], defs.resources["generator"]
+    model = settings.served_model
+    return ServedSettings(
+        layout=DataDir(settings.data_dir),
+        model=model,
+        threshold=threshold if threshold is not None else retrieval.threshold(model),
+        input_budget=generator.input_budget,
+        max_new_tokens=generator.max_new_tokens,
+        answer_prefix=generator.answer_prefix,
+        generator=settings.generator or generator.model,
+        cross_encoder=retrieval.cross_encoder,
+        llm_rerank_depth=retrieval.llm_rerank_depth,
+        ann_min_chunks=retrieval.ann_min_chunks,
+        serving_strategy=retrieval.serving_strategy,
+    )
+
+
 def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
     graph = defs.resolve_asset_graph()
     view = AssetGraphView(
@@ -45,51 +89,178 @@ def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStale
     return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
 
 
-def served_model(defs: Definitions) -> str:
-    """The embedding model answers are served from: the first the definitions name."""
-    return defs.resources["embedder"].primary
+class Served:
+    """A data dir's served indexes as its instance knows them: whether one can be served (and
+    why not), its version, and the index itself. Reads only."""
 
+    def __init__(self, defs: Definitions, instance: DagsterInstance, settings: ServedSettings):
+        self.defs, self.instance, self.settings = defs, instance, settings
 
-def served(defs: Definitions, strategy: str) -> list[tuple[AssetKey, str | None]]:
-    """The partitions a strategy's served index is made of (the served model's embeddings)."""
-    return [
-        (AssetKey("corpus_snapshot"), None),
-        (AssetKey("chunk_sets"), strategy),
-        (AssetKey("embeddings"), model_strategy_key(served_model(defs), strategy)),
-        (AssetKey("bm25_index"), strategy),
-    ]
+    @classmethod
+    def over(cls, defs: Definitions, instance: DagsterInstance, settings: Settings, threshold: float | None = None):
+        """The served indexes under `defs` (built from `settings`), as `instance` records them."""
+        return cls(defs, instance, served_settings(settings, defs, threshold))
 
+    def parts(self, strategy: str) -> list[tuple[AssetKey, str | None]]:
+        """The partitions a strategy's served index is made of (the served model's embeddings)."""
+        return [
+            (AssetKey("corpus_snapshot"), None),
+            (AssetKey("chunk_sets"), strategy),
+            (AssetKey("embeddings"), model_strategy_key(self.settings.model, strategy)),
+            (AssetKey("bm25_index"), strategy),
+        ]
 
-def freshness_problems(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
-    """Why the strategy's index cannot be served, one phrase each (empty: it can).
+    def problems(self, strategy: str) -> list[str]:
+        """Why the strategy's index cannot be served, one phrase each (empty: it can): a file
+        that cannot be read, a stale or missing part, a blocking check failed or never run."""
+        return self.unreadable(strategy) + self.freshness_problems(strategy) + self.failed_checks(strategy)
 
-    Source versions (corpus folder, embedding model, chunker settings) are compared with the
-    ones last recorded without recording anything, so an edit made since then is seen now."""
-    problems, model = [], served_model(defs)
-    readers = dict(served(defs, strategy)[1:])
-    for event in changed_source_events(instance, versions_of(defs.resources)):
-        source = event.asset_key.to_user_string()
-        if source in SOURCE_READERS and event.partition in (None, strategy, model):
-            reader = AssetKey(SOURCE_READERS[source])
-            problems.append(
-                f"{label(reader, readers.get(reader))} is stale: {label(event.asset_key, event.partition)} "
-                "changed since the last run"
+    def not_ready(self, strategy: str, problems: list[str]) -> IndexNotReady:
+        """The one message a refused index gets, in `ask` and in `serve`."""
+        model = self.settings.model
+        others = sorted(
+            m
+            for m, s in map(model_and_strategy, self.instance.get_materialized_partitions(AssetKey("embeddings")))
+            if s == strategy and m != model
+        )
+        hint = f" (or answer with a model materialised for it: --embedder {' | '.join(others)})" if others else ""
+        return IndexNotReady(
+            f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
+            f"materialise it again (`rag-assets run --models {model}`, or from the UI) before asking{hint}"
+        )
+
+    def unreadable(self, strategy: str) -> list[str]:
+        """The materialised parts of the strategy's index whose file this process cannot open now
+        (a byte of each is read; one never materialised is the stale verdict's to name)."""
+        layout, out = self.settings.layout, []
+        for key, partition in self.parts(strategy):
+            name = key.to_user_string()
+            path = (
+                layout.bm25(partition) / "params.index.json" if name == "bm25_index" else layout.table(name, partition)
             )
-    resolver = stale_resolver(defs, instance)
-    for key, partition in served(defs, strategy):
-        status = resolver.get_status(key, partition).value
-        if status == "MISSING":
-            problems.append(f"{label(key, partition)} has never been materialised")
-        elif status == "STALE":
-            causes = sorted(
-                {
-                    f"{c.reason}"
-                    + (f" ({label(c.dependency.asset_key, c.dependency.partition_key)})" if c.dependency else "")
-                    for c in resolver.get_stale_causes(key, partition)
-                }
-            )
-            problems.append(f"{label(key, partition)} is stale: {'; '.join(causes)}")
-    return problems
+            if self.latest(key, partition) is None:
+                continue
+            try:
+                with path.open("rb") as f:
+                    f.read(1)
+            except OSError as exc:
+                out.append(f"{label(key, partition)} cannot be read ({type(exc).__name__})")
+        return out
+
+    def freshness_problems(self, strategy: str) -> list[str]:
+        """Source versions (corpus folder, embedding model, chunker settings) are compared with
+        the ones last recorded without recording anything, so an edit made since then is seen now."""
+        problems, model = [], self.settings.model
+        readers = dict(self.parts(strategy)[1:])
+        for event in changed_source_events(self.instance, versions_of(self.defs)):
+            source = event.asset_key.to_user_string()
+            if source in SOURCE_READERS and event.partition in (None, strategy, model):
+                reader = AssetKey(SOURCE_READERS[source])
+                problems.append(
+                    f"{label(reader, readers.get(reader))} is stale: {label(event.asset_key, event.partition)} "
+                    "changed since the last run"
+                )
+        resolver = stale_resolver(self.defs, self.instance)
+        for key, partition in self.parts(strategy):
+            status = resolver.get_status(key, partition).value
+            if status == "MISSING":
+                problems.append(f"{label(key, partition)} has never been materialised")
+            elif status == "STALE":
+                causes = sorted(
+                    {
+                        f"{c.reason}"
+                        + (f" ({label(c.dependency.asset_key, c.dependency.partition_key)})" if c.dependency else "")
+                        for c in resolver.get_stale_causes(key, partition)
+                    }
+                )
+                problems.append(f"{label(key, partition)} is stale: {'; '.join(causes)}")
+        return problems
+
+    def latest(self, key: AssetKey, partition: str | None):
+        records = self.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+        ).records
+        return records[0] if records else None
+
+    def version(self, strategy: str) -> tuple:
+        """The storage ids of the newest materialisations the strategy's index is made of."""
+        return tuple(getattr(self.latest(k, p), "storage_id", None) for k, p in self.parts(strategy))
+
+    def failed_checks(self, strategy: str) -> list[str]:
+        """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
+        graph = self.defs.resolve_asset_graph()
+        out = []
+        for key, partition in self.parts(strategy):
+            latest = self.latest(key, partition)
+            for check in sorted(
+                (c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
+                key=lambda c: c.name,
+            ):
+                passed = _evaluation(self.instance, check, latest) if latest else True
+                if passed is False:
+                    out.append(f"{label(key, partition)} failed its check {check.name}")
+                elif passed is None:
+                    out.append(f"{label(key, partition)} has no result of its check {check.name}")
+        return out
+
+    def default_strategy(self) -> str:
+        """The strategy answers come from when none is named: the rule the refusal sweep and
+        generation_eval use (`serving_strategy`), over the strategies whose chunk set and
+        embeddings of the served model have been materialised; the configured one when none has
+        (refused later, by name)."""
+        model = self.settings.model
+        partitions = map(model_and_strategy, self.instance.get_materialized_partitions(AssetKey("embeddings")))
+        embedded = {s for m, s in partitions if m == model}
+        present = set(self.instance.get_materialized_partitions(AssetKey("chunk_sets"))) & embedded
+        configured = self.settings.serving_strategy
+        return serving_strategy(configured, present) if present else configured
+
+    def load(self, strategy: str, model_identity: str) -> tuple[ChunkIndex, pd.DataFrame]:
+        """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
+        problems = self.problems(strategy)
+        if problems:
+            raise self.not_ready(strategy, problems)
+        layout = self.settings.layout
+        chunks, vectors, snapshot = (
+            _load(layout, "chunk_sets", strategy),
+            _load(layout, "embeddings", model_strategy_key(self.settings.model, strategy)),
+            _load(layout, "corpus_snapshot"),
+        )
+        try:
+            index = ChunkIndex.open(layout, strategy, chunks, vectors, model_identity, snapshot)
+        except IndexUnreadable as exc:
+            raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
+        except ValueError as exc:  # IdentityMismatch and misaligned vectors included
+            raise IndexNotReady(str(exc)) from None
+        index.ann, index.dense_search = self.approximate_index(strategy, model_identity, len(chunks))
+        return index, with_titles(chunks, snapshot)
+
+    def approximate_index(self, strategy: str, model_identity: str, rows: int) -> tuple[HnswIndex | None, str]:
+        """(the strategy's HNSW graph, or None; how dense search runs, in words). The graph is used
+        from `ann_min_chunks` chunks on, when it is fresh and was built from these very vectors;
+        otherwise dense search is exact, and the words say why."""
+        threshold, model = self.settings.ann_min_chunks, self.settings.model
+        if rows < threshold:
+            return None, f"exact ({rows} chunks, under ann_min_chunks = {threshold})"
+        key, partition = AssetKey("hnsw_index"), model_strategy_key(model, strategy)
+        status = stale_resolver(self.defs, self.instance).get_status(key, partition).value
+        if status != "FRESH":
+            return None, f"exact: {label(key, partition)} is {status.lower()}"
+        layout = self.settings.layout
+        try:
+            row = layout.read_table("hnsw_index", partition).iloc[0]
+            if not row["built"] or row["model_id"] != model_identity or row["rows"] != rows:
+                return (
+                    None,
+                    f"exact: {label(key, partition)} was not built for these {rows} vectors of {model_identity}",
+                )
+            graph = HnswIndex.load(layout.hnsw(model, strategy))
+        except Exception as exc:  # a damaged file: exact search still answers
+            return None, f"exact: {label(key, partition)} cannot be read ({type(exc).__name__})"
+        return graph, (
+            f"hnsw ({label(key, partition)}: recall@10 {row['recall_at_10']:.3f}, "
+            f"recall@100 {row['recall_at_100']:.3f} against exact search)"
+        )
 
 
 def _evaluation(instance: DagsterInstance, check: AssetCheckKey, materialization) -> bool | None:
@@ -111,26 +282,6 @@ def _evaluation(instance: DagsterInstance, check: AssetCheckKey, materialization
         cursor = page[-1].id
 
 
-def failed_checks(defs: Definitions, instance: DagsterInstance, strategy: str) -> list[str]:
-    """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
-    graph = defs.resolve_asset_graph()
-    out = []
-    for key, partition in served(defs, strategy):
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
-        ).records
-        for check in sorted(
-            (c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
-            key=lambda c: c.name,
-        ):
-            passed = _evaluation(instance, check, records[0]) if records else True
-            if passed is False:
-                out.append(f"{label(key, partition)} failed its check {check.name}")
-            elif passed is None:
-                out.append(f"{label(key, partition)} has no result of its check {check.name}")
-    return out
-
-
 def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFrame:
     try:
         return layout.read_table(name, partition)
@@ -141,75 +292,35 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
         ) from None
 
 
-def serving_strategy_of(defs: Definitions, instance: DagsterInstance) -> str:
-    """The strategy `ask` answers from when none is named: the rule the refusal sweep and
-    generation_eval use (`RetrievalSettings.serving`), over the strategies whose chunk set and
-    embeddings of the served model have been materialised; the configured one when none has
-    (refused later, by name)."""
-    model = served_model(defs)
-    partitions = map(model_and_strategy, instance.get_materialized_partitions(AssetKey("embeddings")))
-    embedded = {s for m, s in partitions if m == model}
-    present = set(instance.get_materialized_partitions(AssetKey("chunk_sets"))) & embedded
-    settings = defs.resources["retrieval"]
-    return settings.serving(present) if present else settings.serving_strategy
+@contextlib.contextmanager
+def opened(settings: Settings, threshold: float | None = None):
+    """The data dir's `Served`, its instance open for reading only while the block runs. Refused
+    (IndexNotReady, ValueError) when nothing was materialised or the history cannot be read."""
+    from rag_assets.defs import build_served_definitions
 
-
-def load_index(
-    defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str
-) -> tuple[ChunkIndex, pd.DataFrame]:
-    """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
-    problems = freshness_problems(defs, instance, strategy) + failed_checks(defs, instance, strategy)
-    if problems:
-        model = served_model(defs)
-        others = sorted(
-            m
-            for m, s in map(model_and_strategy, instance.get_materialized_partitions(AssetKey("embeddings")))
-            if s == strategy and m != model
-        )
-        hint = f" (or answer with a model materialised for it: --embedder {' | '.join(others)})" if others else ""
+    layout = DataDir(settings.data_dir)
+    home = layout.dagster_home
+    if not layout.remote and not (home / "dagster.yaml").is_file():
         raise IndexNotReady(
-            f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-            f"materialise it again (`rag-assets run --models {model}`, or from the UI) before asking{hint}"
+            f"nothing has been materialised in {layout.root}: run `rag-assets run --data-dir {layout.root}` first"
         )
-    layout = defs.resources["data_dir"].layout
-    chunks, vectors, snapshot = (
-        _load(layout, "chunk_sets", strategy),
-        _load(layout, "embeddings", model_strategy_key(served_model(defs), strategy)),
-        _load(layout, "corpus_snapshot"),
-    )
+    if layout.remote:  # its history is in PostgreSQL; its home is this machine's, made here if new
+        use_data_dir(layout.root, settings.postgres)  # checks the instance too
+    else:
+        check_instance(home, settings.postgres)
+    warnings.filterwarnings("ignore", module="dagster")
+    logging.getLogger("dagster").setLevel(logging.WARNING)  # stdout is the answer (or its JSON) only
     try:
-        index = ChunkIndex.open(layout, strategy, chunks, vectors, model_identity, snapshot)
-    except IndexUnreadable as exc:
-        raise IndexNotReady(f"bm25_index[{strategy}] cannot be read ({exc}): materialise it again") from None
-    except ValueError as exc:  # IdentityMismatch and misaligned vectors included
-        raise IndexNotReady(str(exc)) from None
-    index.ann, index.dense_search = approximate_index(defs, instance, strategy, model_identity, len(chunks))
-    return index, with_titles(chunks, snapshot)
-
-
-def approximate_index(
-    defs: Definitions, instance: DagsterInstance, strategy: str, model_identity: str, rows: int
-) -> tuple[HnswIndex | None, str]:
-    """(the strategy's HNSW graph, or None; how dense search runs, in words). The graph is used
-    from `ann_min_chunks` chunks on, when it is fresh and was built from these very vectors;
-    otherwise dense search is exact, and the words say why."""
-    threshold = defs.resources["retrieval"].ann_min_chunks
-    if rows < threshold:
-        return None, f"exact ({rows} chunks, under ann_min_chunks = {threshold})"
-    key, model = AssetKey("hnsw_index"), served_model(defs)
-    partition = model_strategy_key(model, strategy)
-    status = stale_resolver(defs, instance).get_status(key, partition).value
-    if status != "FRESH":
-        return None, f"exact: {label(key, partition)} is {status.lower()}"
-    layout = defs.resources["data_dir"].layout
-    try:
-        row = layout.read_table("hnsw_index", partition).iloc[0]
-        if not row["built"] or row["model_id"] != model_identity or row["rows"] != rows:
-            return None, f"exact: {label(key, partition)} was not built for these {rows} vectors of {model_identity}"
-        graph = HnswIndex.load(layout.hnsw(model, strategy))
-    except Exception as exc:  # a damaged file: exact search still answers
-        return None, f"exact: {label(key, partition)} cannot be read ({type(exc).__name__})"
-    return graph, (
-        f"hnsw ({label(key, partition)}: recall@10 {row['recall_at_10']:.3f}, "
-        f"recall@100 {row['recall_at_100']:.3f} against exact search)"
-    )
+        with readable_home(home) as readable, open_instance(readable, settings.postgres) as instance:
+            defs = build_served_definitions(settings)  # once the instance is entered (see the run command)
+            yield Served.over(defs, instance, settings, threshold)
+    except (IndexNotReady, ValueError):
+        raise
+    except Exception as exc:  # a full disk under the instance (or under the private copy of it)
+        cause = storage_failure(exc)
+        if cause is None:
+            raise
+        raise IndexNotReady(
+            f"cannot read the run history of {layout.root}: {type(cause).__name__}: {cause} (is the disk, or the "
+            "temporary folder, full?)"
+        ) from None

@@ -16,6 +16,7 @@ from dagster import (
     AssetSpec,
     DagsterInstance,
     DefaultSensorStatus,
+    Definitions,
     SensorEvaluationContext,
     SensorResult,
     sensor,
@@ -104,14 +105,14 @@ def with_observations(events: list[AssetMaterialization]) -> list:
     return [AssetObservation(e.asset_key, partition=e.partition, tags=e.tags) for e in events if e.partition] + events
 
 
-def versions_of(resources) -> list[tuple[AssetKey, str | None, str]]:
-    """`source_versions` over a Definitions' resources."""
-    return source_versions(resources["dataset"], resources["embedder"], resources["retrieval"])
+def versions_of(defs: Definitions) -> list[tuple[AssetKey, str | None, str]]:
+    """`source_versions` under a Definitions' resources."""
+    return source_versions(defs.resources["dataset"], defs.resources["embedder"], defs.resources["retrieval"])
 
 
-def record_source_versions(instance: DagsterInstance, resources) -> list[str]:
-    """Record the sources whose version changed (`resources`: the Definitions'); return their names."""
-    events = changed_source_events(instance, versions_of(resources))
+def record_source_versions(instance: DagsterInstance, defs: Definitions) -> list[str]:
+    """Record the sources whose version changed under `defs`' resources; return their names."""
+    events = changed_source_events(instance, versions_of(defs))
     for event in with_observations(events):
         instance.report_runless_asset_event(event)
     return [label(e.asset_key, e.partition) for e in events]

@@ -1,36 +1,27 @@
 """Settings a run reads: dataset, data dir, ground-truth sample, embedding model, compute
 engine, BM25, reranker."""
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from rag_assets import locking, storage
+from rag_assets import locking
 from rag_assets.answering.answerer import SERVING_STRATEGY, answerer_names, serving_strategy
 from rag_assets.answering.endpoint import EndpointLM
 from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
+from rag_assets.defs.io_manager import ParquetIOManagerFactory
 from rag_assets.ingest.corpus import MAX_BYTES
-from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT, Dataset
+from rag_assets.ingest.dataset import Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
 from rag_assets.retrieval import packaged
 from rag_assets.retrieval.embedding import Embedder
 from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
 from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER
+from rag_assets.settings import ANN_MIN_CHUNKS, ENGINES, Settings
 
-DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
 LLM_RERANK_SAMPLE = 30  # answerable questions the opt-in LLM reranker scores
-
-
-def data_dir_from_env():
-    """$RAG_ASSETS_DATA_DIR (a folder or an fsspec URL), else the project's data/."""
-    return storage.as_path(os.environ.get("RAG_ASSETS_DATA_DIR", DEFAULT_DATA_DIR))
-
-
-def dataset_from_env() -> Path:
-    return Path(os.environ.get("RAG_ASSETS_DATASET", BUNDLED_DATASET)).resolve()
 
 
 class DatasetResource(ConfigurableResource):
@@ -100,26 +91,6 @@ def _embedder(model: str, batch_size: int) -> Embedder:
     return packaged.embedder(model, batch_size)
 
 
-def ann_settings_from_env() -> dict:
-    """$RAG_ASSETS_ANN_MIN_CHUNKS, where set: the chunk count from which hnsw_index is built and
-    `ask` searches it (one value for `run`, `ask` and `ui`)."""
-    value = os.environ.get("RAG_ASSETS_ANN_MIN_CHUNKS")
-    if value is None:
-        return {}
-    if not value.isdigit():
-        raise ValueError(f"RAG_ASSETS_ANN_MIN_CHUNKS must be a whole number of chunks, got {value!r}")
-    return {"ann_min_chunks": int(value)}
-
-
-def embedder_from_env() -> EmbedderResource:
-    """The models `rag-assets run`, `ask` and `ui` agree on: $RAG_ASSETS_MODELS (comma-separated,
-    the first serves), else the default."""
-    return EmbedderResource(models=os.environ.get("RAG_ASSETS_MODELS") or DEFAULT_EMBEDDER)
-
-
-ENGINES = ("local", "ray")
-
-
 class ComputeResource(ConfigurableResource):
     """Where the heavy work runs: `local` (this process; the default) or `ray`: documents are
     extracted and queries searched in batches as Ray tasks, and the texts the embedding cache
@@ -142,14 +113,6 @@ class ComputeResource(ConfigurableResource):
         return RayEngine(address=self.ray_address, workers=self.ray_workers, log=log)
 
 
-def compute_from_env() -> ComputeResource:
-    """$RAG_ASSETS_ENGINE (local or ray) and $RAG_ASSETS_RAY_ADDRESS: one setting for `run` and `ui`."""
-    engine = os.environ.get("RAG_ASSETS_ENGINE") or "local"
-    if engine not in ENGINES:
-        raise ValueError(f"RAG_ASSETS_ENGINE must be one of {', '.join(ENGINES)}, got {engine!r}")
-    return ComputeResource(engine=engine, ray_address=os.environ.get("RAG_ASSETS_RAY_ADDRESS", ""))
-
-
 class RetrievalSettings(ConfigurableResource):
     """BM25 parameters, the rerankers, and how questions are answered: the serving strategy
     (the refusal sweep, the LLM reranker, generation_eval and `ask` use it) and the refusal
@@ -168,7 +131,7 @@ class RetrievalSettings(ConfigurableResource):
     serving_strategy: str = SERVING_STRATEGY
     refusal_threshold: float | None = None  # None: the threshold of the model that retrieves (packaged.py)
     # hnsw_index is built, and `ask` searches it instead of every vector, from this many chunks on
-    ann_min_chunks: int = 100_000
+    ann_min_chunks: int = ANN_MIN_CHUNKS
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(
@@ -234,3 +197,33 @@ def _endpoint(url: str, model: str, max_new_tokens: int) -> EndpointLM:
 def _lm(model: str, max_new_tokens: int, answer_prefix: str) -> LocalLM:
     """One loaded generator per process: the LLM reranker and generation_eval share it."""
     return LocalLM(model, max_new_tokens, answer_prefix)
+
+
+def from_settings(settings: Settings) -> dict:
+    """The resources every asset, sensor and reader of the graph shares, from `settings`."""
+    data_dir = DataDir(settings.data_dir).root
+    return {
+        "io_manager": ParquetIOManagerFactory(base_path=str(DataDir(data_dir).assets)),
+        "dataset": DatasetResource(
+            root=settings.dataset,
+            full_ground_truth=settings.full_ground_truth,
+            questions=settings.questions,
+            **({"draft_questions": settings.draft_questions} if settings.draft_questions else {}),
+            **({"max_file_mb": settings.max_file_mb} if settings.max_file_mb else {}),
+        ),
+        "data_dir": DataDirResource(root=str(data_dir)),
+        "embedder": EmbedderResource(models=settings.models),
+        "compute": ComputeResource(engine=settings.engine, ray_address=settings.ray_address),
+        "retrieval": RetrievalSettings(
+            llm_rerank_questions=LLM_RERANK_SAMPLE if settings.rerank_llm else 0,
+            ann_min_chunks=settings.ann_min_chunks,
+            **({"bm25_analyzer": settings.bm25_analyzer} if settings.bm25_analyzer else {}),
+        ),
+        "generator": GeneratorResource(
+            model=settings.generator,
+            url=settings.generator_url,
+            url_model=settings.generator_model,
+            **({"answerers": settings.answerers} if settings.answerers else {}),
+            **({} if settings.llm else {"eval_answerable": 0, "eval_unanswerable": 0, "eval_out_of_domain": 0}),
+        ),
+    }

@@ -1,0 +1,174 @@
+"""`rag-assets ask`: answer one question from the materialised index, with citations, or refuse.
+
+Nothing is written: the data dir may be read-only. The index is refused, never rebuilt, when it
+is missing, stale or unreadable."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rag_assets.app.options import (
+    CommandError,
+    add_data_dir,
+    add_dataset,
+    add_embedder,
+    add_generator,
+    add_instance,
+    dataset_of,
+    question,
+    refusing,
+    settings_of,
+    tenant,
+    threshold,
+)
+
+
+def add(sub) -> None:
+    from rag_assets.answering.answerer import (
+        ANSWERERS,
+        DEFAULT_ANSWERER,
+        DEFAULT_RETRIEVER,
+        RETRIEVERS,
+        SERVING_STRATEGY,
+    )
+    from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.retrieval.packaged import PACKAGED
+
+    ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
+    ask.add_argument("question", type=question)
+    add_dataset(ask)
+    add_data_dir(ask)
+    ask.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        help=f"chunking strategy to answer from (default: the serving strategy, {SERVING_STRATEGY})",
+    )
+    ask.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER, help=f"default: {DEFAULT_RETRIEVER}")
+    ask.add_argument(
+        "--threshold",
+        type=threshold,
+        help="refusal gate: cosine distance in [0, 2] (default: the served model's own, "
+        + ", ".join(f"{k} {v.threshold}" for k, v in PACKAGED.items())
+        + ")",
+    )
+    ask.add_argument(
+        "--answerer",
+        choices=ANSWERERS,
+        help=f"extractive (a sentence of the sources, verbatim) or generate (the language model writes); "
+        f"default: generate when --generator or --generator-url is given, else {DEFAULT_ANSWERER}, the one "
+        "that contains a reference answer most often on the bundled corpus (docs/answering.md)",
+    )
+    add_generator(ask)
+    who = ask.add_mutually_exclusive_group()
+    who.add_argument(
+        "--tenant",
+        type=tenant,
+        help="answer on behalf of this tenant or group: public documents "
+        "and those whose access list names it (default: public documents only)",
+    )
+    who.add_argument("--all-tenants", action="store_true", help="operator view: every document")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    add_embedder(ask)
+    add_instance(ask)
+    ask.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from rag_assets.answering.answerer import DEFAULT_ANSWERER, build_answerer
+    from rag_assets.app.serving import IndexNotReady, opened
+    from rag_assets.ingest.access import ALL_TENANTS
+    from rag_assets.retrieval import packaged
+
+    settings = settings_of(args, dataset_of(args))
+    if args.generator_url and args.retriever == "rerank-llm":
+        raise CommandError(
+            "rerank-llm scores passages with a local generator's token probabilities: drop --generator-url"
+        )
+    # a generator named on the command line is there to answer, unless another answerer is asked for
+    answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
+    embedder = packaged.embedder(settings.served_model)  # loads nothing yet
+    with refusing(IndexNotReady, ValueError), opened(settings, args.threshold) as served:
+        strategy = args.strategy or served.default_strategy()
+        index, chunks = served.load(strategy, embedder.identity)
+    used = served.settings
+    uses_generator = answerer == "generate" or args.retriever == "rerank-llm"
+    with refusing(ValueError, FileNotFoundError):
+        asker = build_answerer(
+            index,
+            chunks,
+            embedder,
+            generator(settings, used, endpoint=uses_generator),
+            answerer=answerer,
+            retriever=args.retriever,
+            budget=used.input_budget,
+            threshold=used.threshold,
+            tenant=ALL_TENANTS if args.all_tenants else args.tenant,
+            cross_encoder=used.cross_encoder,
+            llm_rerank_depth=used.llm_rerank_depth,
+        )
+        answer = asker.ask(args.question)
+    if args.json:
+        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
+    else:
+        print_answer(answer)
+    return 0
+
+
+def generator(settings, used, endpoint: bool = True):
+    """The model that writes answers: the endpoint the settings name (checked to answer) when
+    it is used, else the local one (its weights load on first use, if ever)."""
+    if endpoint and settings.generator_url:
+        from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
+
+        lm = EndpointLM(settings.generator_url, settings.generator_model, used.max_new_tokens)
+        with refusing(EndpointUnavailable):
+            lm.check()
+        return lm
+    from rag_assets.answering.generation import LocalLM
+
+    return LocalLM(used.generator, used.max_new_tokens, used.answer_prefix)
+
+
+def print_answer(a) -> None:
+    run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}, dense search {a.dense_search}"
+    if a.refused:
+        nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
+        print(
+            f"NO ANSWER: no retrieved chunk is under the distance threshold ({nearest}; {run}). "
+            "The model was not called."
+        )
+        return
+    if a.failure:
+        print(f"NO ANSWER: the generator gave none ({a.failure}; {run}; model {a.model}).")
+        return
+    print(a.answer, "\n")
+    unsupported = [s for s in a.support if not s["supported"]]
+    for s in unsupported:  # what the sentence cites, and the claims another shown source holds (a wrong [n])
+        cited = "[" + "], [".join(map(str, s["cites"])) + "]" if s["cites"] else "its sources"
+        elsewhere = (
+            f" (another source shown holds {', '.join(s['elsewhere'])}: a wrong citation)" if s["elsewhere"] else ""
+        )
+        asked = s.get("from_question") or []
+        asked = f" (only the question says {', '.join(asked)})" if asked else ""
+        print(f'UNSUPPORTED: "{s["text"]}" states what {cited} do not: {", ".join(s["missing"])}{elsewhere}{asked}')
+    if unsupported:
+        print()
+    if a.citations:
+        print("Citations:")
+        for c in a.citations:
+            cut = " (quote cut at the input budget)" if c.truncated else ""
+            where = f"{c.document_id}{c.fragment}" + (f" {c.locator}" if c.locator else "")
+            print(f"  [{c.index}] {c.locator_label} | {where} | distance {c.cosine_distance:.3f}{cut}")
+            quote = " ".join(c.quote.split())
+            print(f'      "{quote[:240]}{"..." if len(quote) > 240 else ""}"')
+    else:
+        print(f"No citations: the answer cites none of the {len(a.sources)} sources it was given.")
+    if a.dangling:
+        print(f"Removed: [{'], ['.join(map(str, a.dangling))}] point at no source.")
+    stage = "generation" if a.answerer == "generate" else "sentence choice"
+    print(
+        f"\n({run}; answerer {a.answerer}, {a.model}; retrieval {a.retrieval_ms:.0f} ms, "
+        f"context {a.context_ms:.0f} ms, {stage} {a.generation_ms:.0f} ms"
+        + (f"; loading the model took {a.load_ms / 1000:.1f} s)" if a.answerer == "generate" else ")")
+    )

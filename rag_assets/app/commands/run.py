@@ -1,0 +1,242 @@
+"""`rag-assets run`: materialise the graph into the data dir's persistent Dagster instance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from rag_assets.app.options import (
+    CommandError,
+    add_compute,
+    add_data_dir,
+    add_dataset,
+    add_generator,
+    add_instance,
+    add_models,
+    answerers_help,
+    count,
+    dataset_of,
+    megabytes,
+    refusing,
+    settings_of,
+    sweep_leftovers,
+    writable,
+)
+from rag_assets.layout import DataDir
+from rag_assets.settings import Settings
+
+# Dagster's console logger prints a failed step with its whole traceback: `run` keeps it quiet
+# and prints the run's warnings and one line per failed step itself (`--verbose`: Dagster's own).
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def add(sub) -> None:
+    from rag_assets.drafting.question_set import MODES
+    from rag_assets.ingest.ground_truth import Sample
+
+    run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
+    add_dataset(run, switch=True)
+    add_data_dir(
+        run,
+        "materialisations and Dagster home: a folder, or an fsspec URL such as s3://bucket/prefix (its "
+        "history then in PostgreSQL); default: data/",
+    )
+    run.add_argument("--strategies", help="comma-separated subset of chunking strategies (default: all)")
+    run.add_argument("--full-ground-truth", action="store_true", help="use every valid question, not the seeded sample")
+    run.add_argument("--max-file-mb", type=megabytes, help="refuse documents larger than this (default: 50 MiB)")
+    run.add_argument(
+        "--questions",
+        choices=MODES,
+        default="auto",
+        help="the question set: written (questions.jsonl), drafted (from the documents by the generator), or "
+        "auto (default: written when questions.jsonl has an answerable question, drafted otherwise)",
+    )
+    run.add_argument(
+        "--draft-questions",
+        type=count,
+        metavar="N",
+        help=f"needles a drafted set asks about (default: {Sample.answerable})",
+    )
+    add_generator(
+        run,
+        "the model that drafts questions and answers generation_eval's sample: a .gguf file or model folder "
+        "(default: packaged SmolLM2-135M-Instruct); its identity is recorded with every drafted question",
+    )
+    run.add_argument(
+        "--answerers",
+        metavar="LIST",
+        help=f"the answerers generation_eval compares, {answerers_help()} (default: generate,extractive)",
+    )
+    llm = run.add_mutually_exclusive_group()
+    llm.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="skip generation_eval's answers (minutes on a CPU); generation_eval then records that it measured nothing",
+    )
+    llm.add_argument(
+        "--rerank-llm",
+        action="store_true",
+        help="also run the LLM reranker (rerank-llm) on a fixed sample of answerable questions: off by "
+        "default, as it measured worse than no reranking and costs seconds per question",
+    )
+    run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
+    add_models(run)
+    add_instance(run)
+    add_compute(run)
+    run.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from rag_assets import locking
+
+    dataset = dataset_of(args)
+    strategies = _strategies(args.strategies)
+    settings = settings_of(
+        args,
+        dataset,
+        full_ground_truth=args.full_ground_truth,
+        max_file_mb=args.max_file_mb,
+        llm=not args.no_llm,
+        rerank_llm=args.rerank_llm,
+        questions=args.questions,
+        draft_questions=args.draft_questions,
+        answerers=args.answerers,
+    )
+    check_compute(settings)
+    _check_endpoint(settings)  # an endpoint that cannot answer is refused before the run starts
+    data_dir = DataDir(settings.data_dir).root
+    writable(data_dir)  # created here, once nothing else refuses
+    try:
+        with locking.exclusive(data_dir, f"rag-assets run --data-dir {data_dir}") as stale:
+            if stale:
+                print(
+                    f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
+                    f"{stale.get('started')}) is gone"
+                )
+            return _run(args, settings, strategies)
+    except locking.DataDirBusy as exc:
+        raise CommandError(str(exc)) from None
+    except CommandError:
+        raise
+    except Exception as exc:  # the disk, the database: say which in one line; what was written stays whole
+        from rag_assets.app.instance import storage_failure
+
+        cause = storage_failure(exc)
+        if cause is None:
+            raise
+        print(
+            f"rag-assets run: error: the run stopped: {type(cause).__name__}: {cause} (data dir {data_dir}); "
+            "every file written before is whole and the next run resumes from it: fix the cause (a full disk, "
+            "an unreachable database) and run again",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _strategies(value: str | None) -> list[str]:
+    from rag_assets.chunking.strategies import STRATEGIES
+
+    if not value:
+        return list(STRATEGIES)
+    chosen = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in STRATEGIES]
+    if unknown:
+        raise CommandError(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+    return chosen
+
+
+def check_compute(settings: Settings) -> None:
+    """Ray installed and its cluster reachable, when the settings ask for it (`run`, `ui`)."""
+    if settings.engine != "ray":
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'")
+    if settings.ray_address:
+        from rag_assets.retrieval.ray_engine import check_reachable
+
+        with refusing(ConnectionError):
+            check_reachable(settings.ray_address)
+
+
+def _check_endpoint(settings: Settings) -> None:
+    if not settings.generator_url:
+        return
+    from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
+    from rag_assets.answering.generation import MAX_NEW_TOKENS
+
+    with refusing(EndpointUnavailable):
+        EndpointLM(settings.generator_url, settings.generator_model, MAX_NEW_TOKENS).check()
+
+
+def _run(args: argparse.Namespace, settings: Settings, strategies: list[str]) -> int:
+    from rag_assets.app import dataset_record
+    from rag_assets.app.instance import fail_orphaned_runs, open_instance, run_tags, use_data_dir
+    from rag_assets.app.plan import materialization_steps
+    from rag_assets.app.progress import RunReport
+    from rag_assets.defs import build_definitions
+    from rag_assets.defs.external_sources import record_source_versions
+
+    layout = DataDir(settings.data_dir)
+    with refusing(ValueError):
+        home = use_data_dir(layout.root, settings.postgres)
+    dataset_record.record(layout, Path(settings.dataset))
+    warnings.filterwarnings("ignore", module="dagster")
+    warnings.filterwarnings("ignore", message=".*(is currently in beta|is currently in preview).*")
+    # the instance first: definitions built before it would read the defs-state storage of
+    # whatever instance this process entered last (Dagster keeps it in a ContextVar)
+    with open_instance(home, settings.postgres) as instance:
+        defs = build_definitions(settings)
+        steps = materialization_steps(defs, strategies)
+        report = RunReport()
+        started = time.perf_counter()
+        print(f"rag-assets run: dataset {settings.dataset}\n  data dir {layout.root} (Dagster home {home})")
+        orphans = fail_orphaned_runs(instance)
+        if orphans:
+            print(f"marked {len(orphans)} runs failed whose process is gone: {', '.join(r[:8] for r in orphans)}")
+        sweep_leftovers(layout.root)
+        changed = record_source_versions(instance, defs)
+        print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
+        tags = run_tags()
+        for i, step in enumerate(steps, start=1):
+            names = ", ".join(k.to_user_string() for k in step.keys)
+            print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
+            t0 = time.perf_counter()
+            result = defs.resolve_job_def(step.job).execute_in_process(
+                instance=instance,
+                asset_selection=list(step.keys),
+                partition_key=step.partition_key,
+                run_config=None if args.verbose else QUIET_LOGS,
+                raise_on_error=False,
+                tags=tags,
+            )
+            for line in report.add(result):
+                print(f"      {line}")
+            if not args.verbose:
+                for line in report.warnings_of(instance, result.run_id):
+                    print(f"      warning: {line}", file=sys.stderr)
+            status = "ok" if result.success else "FAILED"
+            print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
+            if not result.success:
+                print(report.failure(result), file=sys.stderr)
+                return 1
+    print(report.summary(time.perf_counter() - started))
+    _print_question_origin(layout)
+    return 0 if report.checks_passed else 1
+
+
+def _print_question_origin(layout: DataDir) -> None:
+    """Last words of a run: whether its figures come from written or drafted questions."""
+    from rag_assets.ingest.ground_truth import drafted_warning, origin_label
+
+    origin = origin_label(layout.read_table("ground_truth"))
+    print(f"questions: {origin}")
+    if drafted_warning(origin):
+        print(
+            f"  {drafted_warning(origin)}\n  review them: rag-assets questions export --data-dir {layout.root} "
+            "--out drafted.jsonl, then save what you keep as the dataset's questions.jsonl"
+        )

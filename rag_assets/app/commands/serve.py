@@ -1,0 +1,188 @@
+"""`rag-assets serve` (answers over HTTP for callers known by their API key) and `rag-assets
+serve-model` (the generator behind the OpenAI-compatible protocol)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_assets.app.options import (
+    add_data_dir,
+    add_dataset,
+    add_embedder,
+    add_generator,
+    add_instance,
+    count,
+    dataset_of,
+    port,
+    refusing,
+    settings_of,
+)
+from rag_assets.layout import DataDir
+from rag_assets.settings import Settings
+
+WORKER_FILE = "RAG_ASSETS_SERVE_FILE"  # the path (only) of the file `serve --workers N` hands each worker
+
+
+def add(sub) -> None:
+    from rag_assets.chunking.strategies import STRATEGIES
+
+    serve = sub.add_parser("serve", help="answer over HTTP (POST /v1/ask) for callers known by their API key")
+    add_dataset(serve)
+    add_data_dir(serve)
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)"
+    )
+    serve.add_argument("--port", type=port, default=8080)
+    serve.add_argument("--keys", help="the keys file (`rag-assets keys add`; default: keys.json in the data dir)")
+    serve.add_argument("--strategy", choices=list(STRATEGIES), help="the default strategy (default: the serving one)")
+    serve.add_argument("--answerers", default="extractive,generate", help="answerers offered (default: both)")
+    serve.add_argument("--workers", type=count, default=1, help="server processes on the port (default: 1)")
+    serve.add_argument("--generating", type=count, default=1, help="answers decoding at once, per worker (default: 1)")
+    serve.add_argument("--queue", type=int, default=8, help="answers waiting to decode; beyond: 429 (default: 8)")
+    serve.add_argument("--timeout", type=float, default=120.0, help="seconds a request may take (default: 120)")
+    serve.add_argument("--check-every", type=float, default=5.0, help="seconds between freshness checks (default: 5)")
+    serve.add_argument("--log-text", action="store_true", help="also log questions and answers (off: ids only)")
+    add_generator(serve, endpoint=False)
+    add_embedder(serve)
+    add_instance(serve)
+    serve.set_defaults(func=command)
+
+    model = sub.add_parser(
+        "serve-model", help="serve the generator through the OpenAI-compatible protocol (/v1/chat/completions)"
+    )
+    add_generator(model, endpoint=False)
+    model.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)"
+    )
+    model.add_argument("--port", type=port, default=8000)
+    model.add_argument("--name", default="smollm2-135m-instruct", help="the model's name in the API")
+    model.set_defaults(func=serve_model)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What `serve` was told: its Settings, and how it listens and admits requests."""
+
+    settings: Settings
+    keys: str
+    answerers: list[str]
+    strategy: str | None
+    host: str
+    port: int
+    workers: int
+    generating: int
+    queue: int
+    timeout: float
+    check_every: float
+    log_text: bool
+
+
+def command(args: argparse.Namespace) -> int:
+    """Answers until interrupted. With `--workers N`, uvicorn runs N processes on the one port,
+    each loading its own models and index from the file this process hands them."""
+    from rag_assets.answering.answerer import answerer_names
+    from rag_assets.app.keys import KeyRing, KeysFileError
+
+    settings = settings_of(args, dataset_of(args))
+    keys = Path(args.keys) if args.keys else DataDir(settings.data_dir).root / "keys.json"
+    with refusing(KeysFileError, ValueError):  # refused here, in one line, rather than in every worker
+        KeyRing.load(keys)
+        answerers = answerer_names(args.answerers)
+    serving = Serving(
+        settings, str(keys), answerers, args.strategy, args.host, args.port, args.workers, args.generating,
+        args.queue, args.timeout, args.check_every, args.log_text,
+    )  # fmt: skip
+    import uvicorn
+
+    if serving.workers == 1:
+        uvicorn.run(app(serving), host=serving.host, port=serving.port, log_level="warning")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="rag-assets-serve-") as folder:  # this user's only; gone at exit
+        handed = Path(folder) / "serving.json"
+        handed.touch(mode=0o600)
+        values = dataclasses.asdict(serving)  # with the instance's URL: a file only this user reads
+        handed.write_text(json.dumps(values))
+        os.environ[WORKER_FILE] = str(handed)  # inherited by the workers uvicorn starts: a path, no secret
+        uvicorn.run(
+            "rag_assets.app.commands.serve:worker_app",
+            factory=True,
+            workers=serving.workers,
+            host=serving.host,
+            port=serving.port,
+            log_level="warning",
+        )
+    return 0
+
+
+_SERVED = contextlib.ExitStack()  # a worker's instance, open for as long as it serves
+
+
+def worker_app():
+    """The app of one `serve --workers N` worker, from the file its supervisor handed it."""
+    values = json.loads(Path(os.environ[WORKER_FILE]).read_text())
+    return app(Serving(**{**values, "settings": Settings(**values["settings"])}))
+
+
+def app(serving: Serving):
+    """Load the keys, the instance, the models and the serving strategy's index; the app over them."""
+    import logging
+    import logging.handlers
+    import queue
+
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.app.keys import KeyRing
+    from rag_assets.app.service import Service, ServiceSettings, build_app
+    from rag_assets.app.serving import IndexNotReady, opened
+    from rag_assets.retrieval import packaged
+
+    lines: queue.SimpleQueue = queue.SimpleQueue()  # log lines written by a thread of their own, off the event loop
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[logging.handlers.QueueHandler(lines)])
+    logging.handlers.QueueListener(lines, logging.StreamHandler(sys.stderr)).start()
+    for name in ("rag_assets.serve", "rag_assets.answering.answerer"):  # JSON lines: ids, ranks, timings
+        logging.getLogger(name).setLevel(logging.INFO)
+    keys = KeyRing.load(Path(serving.keys))
+    with refusing(IndexNotReady, ValueError):
+        served = _SERVED.enter_context(opened(serving.settings))
+    embedder = packaged.embedder(serving.settings.served_model)
+    embedder.encode(["warm-up"])
+    used = served.settings
+    lm = LocalLM(used.generator, used.max_new_tokens, used.answer_prefix)
+    if "generate" in serving.answerers:
+        import torch
+
+        # the workers share the cores: torch's own thread pool per worker, sized for its share, or
+        # two decoders on two cores each spin four threads and every answer takes ten times as long
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // serving.workers))
+        lm.load_weights()
+    limits = ServiceSettings(
+        serving.generating, serving.queue, serving.timeout, serving.check_every, log_text=serving.log_text
+    )
+    service = Service(served, embedder, lm, limits, serving.answerers)
+    service.default_strategy = serving.strategy or served.default_strategy()
+    service.refresh(service.default_strategy)
+    for problem in service.problems.get(service.default_strategy, []):
+        print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
+    print(
+        f"rag-assets serve (pid {os.getpid()}): {used.layout.root}, strategy {service.default_strategy}, answerers "
+        f"{', '.join(serving.answerers)}, {len(keys.entries)} keys; "
+        f"http://{serving.host}:{serving.port}/v1/ask (OpenAPI at /docs)",
+        flush=True,
+    )
+    return build_app(service, keys)
+
+
+def serve_model(args: argparse.Namespace) -> int:
+    """The generator behind an OpenAI-compatible endpoint, until interrupted."""
+    from rag_assets.app.model_server import serve
+
+    with refusing(FileNotFoundError):
+        serve(args.generator or "", args.host, args.port, args.name)
+    return 0

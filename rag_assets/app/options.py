@@ -1,0 +1,256 @@
+"""What every command shares: its options, the checks of their values, the one way an exception
+becomes a refusal, and the door where arguments become `Settings`."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+from rag_assets.answering.answerer import ANSWERERS
+from rag_assets.ingest.dataset import PROJECT_ROOT, Dataset
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
+from rag_assets.settings import Settings
+
+DEFAULT_DATA_DIR = str(PROJECT_ROOT / "data")
+
+
+class CommandError(Exception):
+    """A refusal a user can act on: printed as one line, exit code 2, no traceback."""
+
+
+@contextlib.contextmanager
+def refusing(*errors: type[BaseException], hint: str = ""):
+    """Any of `errors` raised inside becomes a CommandError with its message (and `hint`)."""
+    try:
+        yield
+    except errors as exc:
+        raise CommandError(f"{exc}{hint}") from None
+
+
+# --- values checked as they are parsed -------------------------------------------------------
+
+
+def tenant(value: str) -> str:
+    from rag_assets.ingest.access import check_tenant
+
+    try:
+        return check_tenant(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; for every document use --all-tenants") from None
+
+
+def threshold(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0.0 <= number <= 2.0:  # cosine distance lies in [0, 2]; nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"a cosine-distance threshold lies between 0 and 2, got {value!r}")
+    return number
+
+
+def megabytes(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not (math.isfinite(number) and number > 0):  # nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"a size in MiB is a positive finite number, got {value!r}")
+    return number
+
+
+def port(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is a whole number from 1 to 65535, got {value!r}")
+    return int(value)
+
+
+def count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"a count is a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def model_path(value: str) -> str:
+    """A generator given on the command line: a .gguf file or a model folder that exists."""
+    path = Path(value).expanduser()
+    if not (path.is_dir() or (path.is_file() and path.suffix == ".gguf")):
+        raise argparse.ArgumentTypeError(f"no .gguf file or model folder at {value}")
+    return str(path.resolve())
+
+
+def endpoint_url(value: str) -> str:
+    """An OpenAI-compatible API base: http(s)://host[:port]/v1."""
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise argparse.ArgumentTypeError(
+            f"an endpoint is an http(s) URL such as http://127.0.0.1:8000/v1, got {value!r}"
+        )
+    return value.rstrip("/")
+
+
+def question(value: str) -> str:
+    """The question as text: bytes that are not UTF-8 (argv keeps them as surrogates) are refused."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("the question is not valid UTF-8 text") from None
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the question is empty")
+    return value
+
+
+# --- options several commands take -----------------------------------------------------------
+
+
+def add_data_dir(p: argparse.ArgumentParser, help: str | None = None) -> None:
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=help)
+
+
+def add_dataset(p: argparse.ArgumentParser, switch: bool = False) -> None:
+    p.add_argument(
+        "--dataset",
+        help="native dataset folder (default: the one the data dir was built from, else the bundled corpus)",
+    )
+    if switch:
+        p.add_argument(
+            "--switch-dataset",
+            action="store_true",
+            help="rebuild a data dir from another --dataset than the one it was built from",
+        )
+
+
+def add_instance(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--instance-postgres",
+        metavar="URL",
+        help="keep the Dagster instance (runs, events, schedules) in PostgreSQL at this URL "
+        "(postgresql://user:password@host:port/db) instead of SQLite under the data dir; "
+        "default: $RAG_ASSETS_POSTGRES_URL",
+    )
+
+
+def add_models(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--models",
+        metavar="LIST",
+        help=f"the embedding models to materialise and compare, comma-separated ({', '.join(PACKAGED)}): "
+        f"each has its own partitions of embeddings and HNSW graphs; the first is the one `ask` serves from; "
+        f"default: $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
+    )
+
+
+def add_embedder(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--embedder",
+        choices=list(PACKAGED),
+        help="the embedding model to answer with (its embeddings must be materialised: `run --models`): "
+        + "; ".join(f"{k} ({v.about})" for k, v in PACKAGED.items())
+        + f"; default: the first of $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
+    )
+
+
+def add_compute(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        help="where the heavy work runs: local (this process) or ray (extraction and query batches as Ray "
+        "tasks, embeddings by a pool of Ray workers; the same results); default: $RAG_ASSETS_ENGINE, else local",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster for --engine ray: auto, host:port or ray://host:port (default: "
+        "$RAG_ASSETS_RAY_ADDRESS, else a cluster started for the run)",
+    )
+
+
+def add_generator(p: argparse.ArgumentParser, help: str | None = None, endpoint: bool = True) -> None:
+    p.add_argument(
+        "--generator",
+        type=model_path,
+        metavar="PATH",
+        help=help or "a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)",
+    )
+    if endpoint:
+        p.add_argument(
+            "--generator-url",
+            type=endpoint_url,
+            metavar="URL",
+            help="answer through an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp's server, `rag-assets "
+            "serve-model`) at this API base, e.g. http://127.0.0.1:8000/v1; its key, if any, from "
+            "$RAG_ASSETS_GENERATOR_KEY",
+        )
+        p.add_argument("--generator-model", metavar="NAME", help="the model's name on --generator-url")
+
+
+def answerers_help() -> str:
+    return f"comma-separated from {', '.join(ANSWERERS)}"
+
+
+# --- the door: arguments, the environment's defaults and the data dir's record, as Settings ----
+
+
+def dataset_of(args: argparse.Namespace) -> Dataset:
+    """The dataset the command works on: `--dataset`, else the one the data dir was built from,
+    else the bundled corpus (see dataset_record); checked to be a dataset."""
+    from rag_assets.app import dataset_record
+
+    with refusing(FileNotFoundError, dataset_record.DatasetMismatch):
+        chosen = dataset_record.choose(DataDir(args.data_dir), args.dataset, getattr(args, "switch_dataset", False))
+        return Dataset(chosen).check()
+
+
+def settings_of(args: argparse.Namespace, dataset: Dataset, **given) -> Settings:
+    """The command's Settings: the $RAG_ASSETS_* defaults, then what its options name (and
+    `given`); refused in one line when they cannot work. The instance's URL is checked to answer."""
+    from rag_assets.app.instance import postgres_url
+
+    from_options = {
+        "data_dir": args.data_dir,
+        "dataset": str(dataset.root),
+        "models": getattr(args, "models", None) or getattr(args, "embedder", None),
+        "engine": getattr(args, "engine", None),
+        "ray_address": getattr(args, "ray_address", None),
+        "generator": getattr(args, "generator", None),
+        "generator_url": getattr(args, "generator_url", None),
+        "generator_model": getattr(args, "generator_model", None),
+    }
+    with refusing(ValueError):
+        environment = Settings.from_environment({k: v for k, v in os.environ.items() if k != "RAG_ASSETS_SETTINGS"})
+        return environment.replace(
+            **from_options, **given, postgres=postgres_url(getattr(args, "instance_postgres", None))
+        )
+
+
+def writable(data_dir) -> None:
+    """Refuse a data dir this process cannot create or write (a file, /proc, /dev/full, a
+    read-only folder) before anything starts, in one line."""
+    layout = DataDir(data_dir)
+    if layout.remote:
+        return
+    probe = layout.root / f".rag-assets-probe-{os.getpid()}"
+    try:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as fh:
+            fh.write(b"probe")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise CommandError(f"cannot write to the data dir {layout.root}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+
+
+def sweep_leftovers(data_dir) -> None:
+    from rag_assets import storage
+
+    removed = storage.sweep_leftovers(DataDir(data_dir).root)
+    if removed:
+        print(f"removed {len(removed)} leftovers of killed writers: {', '.join(removed[:5])}")
