@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rag_assets import stats
-from rag_assets.evaluation import comparisons, metric_tables, significance_markdown
+from rag_assets.evaluation import comparisons, metric_tables, significance
 from rag_assets.evaluation.metrics import collapse_to_documents, first_relevant_rank, ndcg_at, recall_at
 from rag_assets.retrieval.fusion import rrf
 
@@ -182,11 +182,11 @@ def test_a_headline_names_the_k_where_a_difference_is_significant():
         )
     ]
     tests, _ = comparisons.paired_tests(_hits(rows), chosen)
-    [line] = significance_markdown.headlines(tests, {}, 60)
+    [line] = significance.headlines(tests, {}, 60)
     assert "After Holm correction: header on boundaries (at R@4)." in line
     assert "E/dense vs C/dense: significant at R@4 (wins +18/−0, Holm p = 3.1e-05); not at R@1, R@8, R@20." in line
     none = comparisons.paired_tests(_hits([r for r in rows if r[0] in ("q0", "q30", "q31")]), chosen)[0]
-    assert "significant at no k after Holm (closest: R@4, +1/−0" in significance_markdown.verdict(none)
+    assert "significant at no k after Holm (closest: R@4, +1/−0" in significance.verdict(none)
 
 
 def test_the_recall_plot_fits_the_ui_dialog_and_its_one_legend_names_every_line():
@@ -198,7 +198,7 @@ def test_the_recall_plot_fits_the_ui_dialog_and_its_one_legend_names_every_line(
         for k, v in zip((1, 4, 8, 20), (0.3, 0.5, 0.6, 0.7))
     ]
     metrics = pd.DataFrame(rows)
-    fig = significance_markdown.recall_figure(metrics)
+    fig = significance.recall_figure(metrics)
     [legend] = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ["A", "B", "C", "D", "E", "F", "W", "doc"]
     colour = {t.get_text(): h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)}
@@ -206,10 +206,10 @@ def test_the_recall_plot_fits_the_ui_dialog_and_its_one_legend_names_every_line(
     assert [ax.get_title() for ax in panels] == ["bm25", "dense", "hybrid", "rerank", "rerank-llm"]
     assert all(ax.get_legend() is None for ax in panels)  # one legend for the figure, none per panel
     assert all(line.get_color() == colour[line.get_label()] for ax in panels for line in ax.get_lines())
-    png = significance_markdown.recall_plot_png(metrics)
+    png = significance.recall_plot_png(metrics)
     width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
-    assert 600 < width <= significance_markdown.PLOT_MAX_PX
-    assert significance_markdown.recall_plot_png(metrics[metrics["metric"] == "mrr"]) is None
+    assert 600 < width <= significance.PLOT_MAX_PX
+    assert significance.recall_plot_png(metrics[metrics["metric"] == "mrr"]) is None
 
 
 def test_embedding_models_are_compared_pairwise_ranked_and_named_when_the_corpus_cannot_tell_them_apart():
@@ -232,10 +232,10 @@ def test_embedding_models_are_compared_pairwise_ranked_and_named_when_the_corpus
     tests, skipped = comparisons.paired_tests(hits, chosen)
     assert skipped == [] and len(tests) == 6 * 4
     metrics = metric_tables.metric_table(hits, {})
-    [dense, hybrid] = significance_markdown.model_headlines(metrics, tests, models)
+    [dense, hybrid] = significance.model_headlines(metrics, tests, models)
     assert dense.startswith("**Which embedding model (dense, strategy E)?** me5-small ranks first at R@4 (1.000).")
     assert "E/dense vs E/dense@me5-small: significant at R@1 (wins +40/−0" in dense and "R@4 (loses +0/−20" in dense
-    section = "\n".join(significance_markdown.models_section(metrics, tests, models))
+    section = "\n".join(significance.models_section(metrics, tests, models))
     assert "by R@4: me5-small 1.000 > minilm 0.667 = mpnet 0.667." in section
     alike = section.split("cannot tell apart")[1].split("### Their sign tests")[0]
     assert "- dense, strategy E: minilm vs mpnet" in alike and "minilm vs me5-small" not in alike

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rag_assets.chunking import strategies
+from rag_assets.ingest import corpus
+from rag_assets.report import Outcome
+
 
 def needle_holders(chunks: pd.DataFrame, truth: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
     """question_id -> (chunk ids whose text holds the needle, those whose content does).
@@ -71,3 +75,33 @@ def token_stats(chunks: pd.DataFrame, embedder) -> dict:
         "max_tokens": int(embedded.max()) if len(embedded) else 0,
         "encoder_window": embedder.window,
     }
+
+
+def chunk_set(snapshot: pd.DataFrame, truth: pd.DataFrame, strategy, stamp: str) -> Outcome:
+    """One strategy's chunks with their provenance (the corpus hash, and `stamp`: what made
+    them), their figures (answers destroyed among them), and the three checks a chunk set must
+    pass: offsets slice back, ids unique, every extracted document chunked."""
+    chunks = strategies.chunk_corpus(snapshot, strategy)
+    chunks["corpus_hash"] = corpus.corpus_hash(snapshot)  # provenance travels with the data,
+    chunks["chunker"] = stamp  # and says what made it, whatever today's code says
+    stats = chunk_set_stats(chunks, truth)
+    destroyed = stats.pop("destroyed_question_ids")
+    bad_offsets = strategies.offset_violations(chunks, snapshot)
+    duplicate_ids = chunks["chunk_id"][chunks["chunk_id"].duplicated()].tolist()
+    coverage = corpus.chunk_coverage(snapshot, chunks)
+    figures = {
+        **stats,
+        "settings": strategy.settings(),
+        "destroyed_question_ids": destroyed,
+        "chunks_per_document": coverage["chunks_per_document"],
+    }
+    checks = {
+        "offsets_slice_back": (not bad_offsets, {"violations": len(bad_offsets), "examples": bad_offsets[:10]}),
+        "chunk_ids_unique": (not duplicate_ids, {"duplicates": duplicate_ids[:10]}),
+        "every_ok_document_chunked": (
+            not coverage["ok_without_chunks"] and not coverage["chunks_of_other_documents"],
+            {k: coverage[k] for k in ("ok_without_chunks", "chunks_of_other_documents")},
+        ),
+    }
+    note = f"strategy {strategy.id}: {stats['chunks']} chunks, {stats['answers_destroyed']} answers destroyed"
+    return Outcome(chunks, figures, checks, strategies.chunk_table_hash(chunks), notes=[note])

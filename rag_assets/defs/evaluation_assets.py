@@ -5,14 +5,14 @@ from collections.abc import Mapping
 import pandas as pd
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
-from rag_assets import stats, storage
+from rag_assets import storage
 from rag_assets.defs.automation import ACROSS_MODELS, AFTER_RETRIEVAL, AUTOMATION
 from rag_assets.defs.glue import (
     LazyTables,
     OnDemand,
     all_strategies_lazily,
     columns_of,
-    decimals,
+    metadata,
     questions_metadata,
 )
 from rag_assets.defs.io_manager import PREVIEW_KEY
@@ -24,19 +24,10 @@ from rag_assets.defs.resources import (
     GeneratorResource,
     RetrievalSettings,
 )
-from rag_assets.evaluation import (
-    comparisons,
-    metric_tables,
-    plots,
-    refusal_figures,
-    significance_markdown,
-    threshold_sweep,
-)
+from rag_assets.evaluation import metric_tables, refusal_figures, retrieval_run, significance
 from rag_assets.evaluation.provenance import of_runs as provenance_of_runs
-from rag_assets.evaluation.provenance import of_table as provenance_of_table
-from rag_assets.evaluation.retrieval_run import Rerankers, retrieve_models, retriever_name
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.retrieval.rerank import LLMRelevanceReranker
+from rag_assets.report import Link
 
 
 @asset(
@@ -69,12 +60,11 @@ def retrieval_runs(
     questions."""
     names = embedder.names()
     tables = {model_and_strategy(key): read for key, read in embeddings.items()}
-    strategies = sorted(s for s in chunk_sets if all((m, s) in tables for m in names))
-    skipped = sorted(set(chunk_sets) - set(strategies))
+    strategies, skipped = retrieval_run.strategies_with(chunk_sets, tables, names)
     if skipped:
         context.log.warning(f"strategies {', '.join(skipped)} lack the embeddings of a model of {', '.join(names)}")
     serving = retrieval.serving(strategies)
-    rerankers = Rerankers.configure(
+    rerankers = retrieval_run.Rerankers.configure(
         retrieval.cross_encoder,
         retrieval.llm_rerank_questions,
         retrieval.llm_rerank_depth,
@@ -82,39 +72,24 @@ def retrieval_runs(
         ground_truth,
         serving,
     )
-    context.log.info(f"reranker: {rerankers.cross_encoder_status}")
-    context.log.info(f"{LLMRelevanceReranker.name}: {rerankers.llm_status}")
+    context.log.info(f"reranker: {rerankers.cross_encoder_status}; rerank-llm: {rerankers.llm_status}")
     engine = compute.runner(context.log.info)
-    runs, encode_ms = retrieve_models(
+    models = {m: embedder.get(m) for m in names}
+    runs, encode_ms = retrieval_run.retrieve_models(
         data_dir.layout,
         strategies,
         chunk_sets,
         tables,
         corpus_snapshot,
         ground_truth,
-        {m: embedder.get(m) for m in names},
+        models,
         rerankers,
         serving,
         engine,
         context.log.info,
     )
-    latency = {
-        r: {"stage_ms": stats.percentiles(g["stage_ms"]), "total_ms": stats.percentiles(g["total_ms"])}
-        for r, g in runs.groupby("retriever")
-    }
-    yield Output(
-        runs,
-        metadata={
-            "models": MetadataValue.json({m: embedder.identity(m) for m in names}),
-            "strategies": MetadataValue.json(sorted(runs["strategy"].unique())),
-            "retrievers": MetadataValue.json(sorted(runs["retriever"].unique())),
-            "rerank": rerankers.cross_encoder_status,
-            "rerank_llm": rerankers.llm_status,
-            "query_encode_ms": MetadataValue.json({m: stats.percentiles(ms) for m, ms in encode_ms.items()}),
-            "engine": "ray" if engine else "local",
-            "latency_ms": MetadataValue.json(latency),
-        },
-    )
+    identities = {m: model.identity for m, model in models.items()}
+    return Output(runs, metadata=metadata(retrieval_run.run_figures(runs, encode_ms, identities, rerankers, engine)))
 
 
 @asset(
@@ -176,7 +151,7 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
         metadata={
             **questions_metadata(str(provenance["question_origin"])),
             **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
-            "recall": MetadataValue.md(significance_markdown.recall_table(table)),
+            "recall": MetadataValue.md(significance.recall_table(table)),
         },
     )
 
@@ -200,51 +175,14 @@ def significance_report(
     family of its own). Where to read it: the `report` entry of the latest materialisation below
     ([Show Markdown]) holds the whole report, recall table, sign tests and plot; `report_path` is
     the same report in the data dir, with its plot beside it."""
-    tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
-    models = embedder.names()
-    strategies = sorted(set(query_hits["strategy"]))
-    model_tests, model_skipped = comparisons.paired_tests(query_hits, comparisons.model_comparisons(models, strategies))
-    skipped += model_skipped
-    destroyed = (
-        evaluation_tables[evaluation_tables["metric"] == "answers_destroyed"]
-        .drop_duplicates("strategy")
-        .set_index("strategy")["value"]
-        .astype(int)
-        .to_dict()
-    )
-    answerable = int(query_hits["question_id"].nunique())
-    provenance = provenance_of_table(evaluation_tables)
-    png = significance_markdown.recall_plot_png(evaluation_tables)
-    out = data_dir.layout.reports
-    if png:
-        storage.write_bytes(out / "recall_at_k.png", png)
-    else:  # an older run's plot must not pass for this one's
-        (out / "recall_at_k.png").unlink(missing_ok=True)
-    markdown = significance_markdown.render(
-        evaluation_tables,
-        tests,
-        skipped,
-        destroyed,
-        answerable,
-        provenance,
-        "recall_at_k.png" if png else None,
-        model_tests,
-        models,
-    )
-    storage.write_text(out / "significance_report.md", markdown)
-    context.log.info(f"report written to {out / 'significance_report.md'}")
-    tests = pd.concat([tests.assign(family="chapter"), model_tests.assign(family="models")], ignore_index=True)
+    report = significance.compare_systems(query_hits, evaluation_tables, embedder.names())
+    path = report.write(data_dir.layout.reports)
+    context.log.info(f"report written to {path}")
     return Output(
-        tests,
-        metadata={
-            **questions_metadata(str(provenance.get("question_origin"))),
-            "models": MetadataValue.json(models),
-            "report": MetadataValue.md(
-                markdown.replace("](recall_at_k.png)", f"]({plots.data_uri(png)})") if png else markdown
-            ),
-            "report_path": MetadataValue.path(data_dir.layout.relative(out / "significance_report.md")),
-            "not_compared": MetadataValue.json(skipped),
-        },
+        report.table,
+        metadata=metadata(
+            {**report.figures, "report": report.inline(), "report_path": Link(data_dir.layout.relative(path))}
+        ),
     )
 
 
@@ -271,7 +209,7 @@ def refusal_sweep(
     check_same_inputs(retrieval_runs, columns_of(chunk_sets, "corpus_hash"), ground_truth)
     if retrieval_runs.empty:
         return Output(
-            pd.DataFrame(columns=["model", *threshold_sweep.SWEEP_COLUMNS]),
+            pd.DataFrame(columns=refusal_figures.COLUMNS),
             metadata={"skipped": "no retrieval runs (no chunk was indexed, or no question was kept): nothing to sweep"},
         )
     strategy = retrieval.serving(set(retrieval_runs["strategy"]))
@@ -279,51 +217,8 @@ def refusal_sweep(
         context.log.warning(f"serving_strategy {retrieval.serving_strategy} has no retrieval runs; using {strategy}")
     chunks = chunk_sets[strategy]()
     texts = dict(zip(chunks["chunk_id"], chunks["text"]))
-    names, sweeps, per_model, measured = embedder.names(), [], {}, {}
-    for name in names:  # each model's dense distances, swept around its own threshold
-        dense = retriever_name("dense", name, names[0])
-        runs = retrieval_runs[(retrieval_runs["strategy"] == strategy) & (retrieval_runs["retriever"] == dense)]
-        threshold = retrieval.threshold(name)
-        thresholds = sorted(set(threshold_sweep.grid_around(threshold)) | {threshold})
-        sweeps.append(threshold_sweep.outcomes(runs, ground_truth, texts, thresholds).assign(model=name))
-        best = threshold_sweep.best_distances(runs, ground_truth)
-        answer = threshold_sweep.answer_distances(runs, ground_truth, texts)
-        measured[name] = runs, thresholds, best, answer
-        per_model[name] = {
-            "operating_threshold": round(threshold, 4),
-            "worst_in_domain_answer_distance": round(float(answer.max()), 3) if len(answer) else None,
-            "best_must_refuse_distance": round(float(best.loc[best["kind"] != "answerable", "best"].min()), 3)
-            if (best["kind"] != "answerable").any()
-            else None,
-        }
-    sweep = pd.concat(sweeps, ignore_index=True)[["model", *threshold_sweep.SWEEP_COLUMNS]]
-    # the figures below are the serving (first) model's
-    name, threshold = names[0], retrieval.threshold(names[0])
-    sweep_of = sweep[sweep["model"] == name]
-    runs, grid, best, answer = measured[name]
-    png = refusal_figures.distance_histogram_png(best, threshold)
-    storage.write_bytes(data_dir.layout.reports / "refusal_distances.png", png)
-    step = threshold / 6  # 0.1 around MiniLM's 0.6
-    targets = (threshold - step, threshold, threshold + step)
-    shown = sorted({min(grid, key=lambda t: abs(t - target)) for target in targets})
-    ood = best.loc[best["kind"] != "answerable", "best"]
-    must_refuse = ground_truth[ground_truth["kind"] != "answerable"].drop_duplicates("question_id")
-    return Output(
-        sweep,
-        metadata={
-            **questions_metadata(ground_truth),
-            "must_refuse_questions_by_origin": MetadataValue.json(must_refuse["origin"].value_counts().to_dict()),
-            "strategy": strategy,
-            "configured_strategy": retrieval.serving_strategy,
-            "model": name,
-            "operating_threshold": decimals(threshold),
-            "models": MetadataValue.json(per_model),
-            "at_three_thresholds": MetadataValue.md(refusal_figures.sweep_table(sweep_of, shown)),
-            "distances": MetadataValue.md(f"![best distances]({plots.data_uri(png)})"),
-            "worst_in_domain_answer_distance": decimals(answer.max()),
-            "best_out_of_domain_distance": decimals(float(best.loc[best["kind"] == "out_of_domain", "best"].min())),
-            "best_unanswerable_distance": decimals(float(best.loc[best["kind"] == "unanswerable", "best"].min())),
-            "must_refuse_queries": len(ood),
-            "bluff_examples": MetadataValue.json(threshold_sweep.bluff_examples(runs, ground_truth, texts, threshold)),
-        },
-    )
+    thresholds = {name: retrieval.threshold(name) for name in embedder.names()}
+    sweep = refusal_figures.sweep_models(retrieval_runs, ground_truth, texts, strategy, thresholds)
+    storage.write_bytes(data_dir.layout.reports / refusal_figures.PLOT_NAME, sweep.plot)
+    figures = {**questions_metadata(ground_truth), **sweep.figures, "configured_strategy": retrieval.serving_strategy}
+    return Output(sweep.table, metadata=metadata(figures))

@@ -2,25 +2,15 @@
 sample, once per answerer, compared paired by question."""
 
 import pandas as pd
-from dagster import AssetExecutionContext, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, Output, asset
 
-from rag_assets import storage
 from rag_assets.defs.automation import AFTER_RETRIEVAL
-from rag_assets.defs.glue import LazyTables, all_strategies_lazily, decimals, questions_metadata
+from rag_assets.defs.glue import LazyTables, all_strategies_lazily, metadata
 from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.evaluation.answer_eval import comparison_markdown, evaluate_answers
+from rag_assets.evaluation.answer_eval import evaluate_answers
 from rag_assets.ingest import ground_truth as gt
-
-
-def _summary_markdown(summary: pd.DataFrame) -> str:
-    lines = ["| answerer | metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|---|"]
-    for r in summary.itertuples():
-        interval = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if pd.notna(r.ci_low) else ""
-        count = f"{r.count}/{r.n}" if pd.notna(r.count) else f"n={r.n}"
-        value = f"{r.value:.3f}" if pd.notna(r.value) else ""
-        lines.append(f"| {r.answerer} | {r.metric} | {r.group} | {value} | {interval} | {count} |")
-    return "\n".join(lines)
+from rag_assets.report import Link
 
 
 @asset(
@@ -58,12 +48,11 @@ def generation_eval(
         )
     model = embedder.primary  # the model `ask` serves from
     strategy = retrieval.serving({s for s in chunk_sets if model_strategy_key(model, s) in embeddings})
-    answerers = generator.answerer_names()
     lm = generator.get()
     result = evaluate_answers(
         data_dir.layout,
         strategy,
-        chunk_sets[strategy](),  # the serving strategy's tables only
+        chunk_sets[strategy](),
         embeddings[model_strategy_key(model, strategy)](),
         corpus_snapshot,
         ground_truth,
@@ -73,56 +62,15 @@ def generation_eval(
         retrieval.threshold(model),
         generator.input_budget,
         generator.eval_batch,
-        answerers,
+        generator.answerer_names(),
         context.log.info,
     )
-    table, scored, summary, latency = result.table, result.scored, result.summary, result.latency
-    shown = scored[scored["kind"] == "answerable"].head(3)
-    comparison = comparison_markdown(result.comparison, latency)
-    origin = questions_metadata(ground_truth)
-    warning = f"> **{origin['drafted_questions_warning']}**\n\n" if "drafted_questions_warning" in origin else ""
-    report = data_dir.layout.reports / "answerers.md"
-    storage.write_text(
-        report,
-        f"# Answerers, paired by question\n\n{warning}- questions: `{origin['questions']}`\n"
-        f"- generator: `{lm.identity}`\n- strategy {strategy}, retriever {result.retriever}\n\n{comparison}\n\n"
-        f"## Each answerer\n\n{_summary_markdown(summary)}\n",
-    )
-    return Output(
-        table,
-        metadata={
-            **questions_metadata(ground_truth),
-            "generator": lm.identity,
-            "strategy": strategy,
-            "retriever": result.retriever,
-            "threshold": decimals(retrieval.threshold(model)),
-            "input_budget_tokens": generator.input_budget,
-            "sampled": MetadataValue.json(sample["kind"].value_counts().to_dict()),
-            "answerers": ", ".join(answerers),
-            "summary": MetadataValue.md(_summary_markdown(summary)),
-            "comparison": MetadataValue.md(comparison),
-            "comparison_path": MetadataValue.path(data_dir.layout.relative(report)),
-            "answer_cache": MetadataValue.json(result.cache),
-            "endpoint_failures": MetadataValue.json(result.failures),
-            "latency_ms": MetadataValue.json(latency),
-            "decoding": f"greedy, {generator.eval_batch} answers at a time"
-            + (
-                ": generation_ms is each batch's time divided by its size, not one question's latency"
-                if generator.eval_batch > 1
-                else ", as `ask` decodes"
-            ),
-            "examples": MetadataValue.json(
-                [
-                    {
-                        "answerer": r.answerer,
-                        "query": r.question,
-                        "answer": r.answer,
-                        "gold": r.answers,
-                        "outcome": r.outcome,
-                        "supported": r.supported,
-                    }
-                    for r in shown.itertuples()
-                ]
-            ),
-        },
-    )
+    report = result.report(strategy, lm.identity, ground_truth, sample, generator.eval_batch)
+    path = report.write(data_dir.layout.reports)
+    figures = {
+        **report.figures,
+        "threshold": retrieval.threshold(model),
+        "input_budget_tokens": generator.input_budget,
+        "comparison_path": Link(data_dir.layout.relative(path)),
+    }
+    return Output(report.table, metadata=metadata(figures))

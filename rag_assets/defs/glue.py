@@ -1,12 +1,14 @@
 """Dagster glue shared by the asset modules (which never import each other)."""
 
+import numbers
 from collections.abc import Callable, Iterator, Mapping
 
 import pandas as pd
-from dagster import Any, AssetIn, AssetKey, MetadataValue
+from dagster import Any, AssetCheckResult, AssetIn, AssetKey, DataVersion, MetadataValue, Output
 
 from rag_assets.defs.io_manager import LAZY_KEY
-from rag_assets.ingest.ground_truth import drafted_warning, origin_label
+from rag_assets.ingest.ground_truth import origin_figures
+from rag_assets.report import Link, Markdown, Outcome, Significant
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
 ALL_STRATEGIES = {"allow_missing_partitions": True}
@@ -51,6 +53,43 @@ def significant(value: float, digits: int = 3) -> MetadataValue:
     return MetadataValue.float(float(f"{float(value):.{digits}g}"))
 
 
+def metadata(values: Mapping) -> dict:
+    """Figures the core reports, as Dagster metadata: Markdown rendered, a Link as a path, a
+    Significant to 3 significant digits, another number to 3 decimals, a dict or list as JSON;
+    the rest as it is."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, Markdown):
+            out[key] = MetadataValue.md(str(value))
+        elif isinstance(value, Link):
+            out[key] = MetadataValue.path(str(value))
+        elif isinstance(value, Significant):
+            out[key] = significant(value)
+        elif isinstance(value, bool) or value is None:
+            out[key] = value
+        elif isinstance(value, numbers.Integral):
+            out[key] = MetadataValue.int(int(value))
+        elif isinstance(value, numbers.Real):
+            out[key] = decimals(value)
+        elif isinstance(value, (dict, list)):
+            out[key] = MetadataValue.json(value)
+        else:
+            out[key] = value
+    return out
+
+
+def recorded(context, outcome: Outcome) -> Iterator:
+    """An asset's Output and check results from the core's Outcome, its lines logged."""
+    for line in outcome.notes:
+        context.log.info(line)
+    for line in outcome.warnings:
+        context.log.warning(line)
+    version = DataVersion(outcome.version) if outcome.version else None
+    yield Output(outcome.table, data_version=version, metadata=metadata(outcome.figures))
+    for check, (passed, figures) in outcome.checks.items():
+        yield AssetCheckResult(check_name=check, passed=bool(passed), metadata=metadata(figures))
+
+
 def label(key: AssetKey | str, partition: str | None = None) -> str:
     """`asset[partition]`, or `asset` for an unpartitioned one: how every message names an asset."""
     name = key if isinstance(key, str) else key.to_user_string()
@@ -59,6 +98,4 @@ def label(key: AssetKey | str, partition: str | None = None) -> str:
 
 def questions_metadata(origin: str | pd.DataFrame) -> dict:
     """Where an asset's questions came from, first in its metadata (a label or a ground truth)."""
-    label = origin if isinstance(origin, str) else origin_label(origin)
-    warning = drafted_warning(label)
-    return {"questions": label, **({"drafted_questions_warning": warning} if warning else {})}
+    return origin_figures(origin)

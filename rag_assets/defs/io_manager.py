@@ -23,41 +23,12 @@ from upath import UPath
 from rag_assets import locking, storage
 from rag_assets.columns import COLUMNS
 from rag_assets.layout import DataDir
+from rag_assets.report import table_markdown
 
-PREVIEW_ROWS = 5
-PREVIEW_COLUMNS = 8  # wider tables are clipped by the UI's dialog
 # An asset's definition metadata: the columns its preview shows (a reader's view of the table).
 PREVIEW_KEY = "preview_columns"
-PREVIEW_CELL_CHARS = 80
-P_VALUE_COLUMNS = {"p_value", "p_holm"}
 # An input's metadata: load each partition as a function that reads it when called.
 LAZY_KEY = "lazy"
-
-
-def _cell(value, column: str) -> str:
-    if isinstance(value, float):  # what it means: 3 significant digits for a p-value, 3 decimals otherwise
-        return f"{value:.3g}" if column in P_VALUE_COLUMNS else f"{value:.3f}"
-    text = str(value).replace("\n", "\\n").replace("|", "\\|")
-    return text if len(text) <= PREVIEW_CELL_CHARS else text[: PREVIEW_CELL_CHARS - 1] + "…"
-
-
-def markdown_preview(frame: pd.DataFrame, rows: int = PREVIEW_ROWS, columns: list[str] | None = None) -> str:
-    """First rows of `columns` (default: the first ones) as a Markdown table, at most
-    PREVIEW_COLUMNS wide, long cells cut and numbers rounded so the UI stays readable; a note
-    names the columns left out (the `path` entry is the whole table)."""
-    columns = [c for c in columns or frame.columns if c in frame.columns][:PREVIEW_COLUMNS]
-    head = frame[columns].head(rows)
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += [
-        "| " + " | ".join(_cell(v, c) for v, c in zip(row, columns)) + " |" for row in head.itertuples(index=False)
-    ]
-    hidden = [c for c in frame.columns if c not in columns]
-    if hidden:
-        lines += [
-            "",
-            f"{len(hidden)} more columns ({', '.join(hidden)}): the whole table is the Parquet file under `path`.",
-        ]
-    return "\n".join(lines)
 
 
 def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None) -> dict:
@@ -69,7 +40,7 @@ def table_metadata(frame: pd.DataFrame, preview_columns: list[str] | None = None
                 columns=[TableColumn(name=f.name, type=str(f.type), description=COLUMNS.get(f.name)) for f in schema]
             )
         ),
-        "preview": MetadataValue.md(markdown_preview(frame, columns=preview_columns)),
+        "preview": MetadataValue.md(table_markdown(frame, columns=preview_columns)),
     }
 
 

@@ -18,11 +18,12 @@ from dagster import (
     define_asset_job,
 )
 
-from rag_assets import storage
 from rag_assets.defs.automation import AFTER_EVALUATION, AUTOMATION
+from rag_assets.defs.glue import metadata
 from rag_assets.defs.resources import DataDirResource
 from rag_assets.evaluation import history, regression
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
+from rag_assets.report import Markdown
 
 
 def code_versions(context: AssetExecutionContext) -> str:
@@ -88,53 +89,20 @@ def evaluation_history(
 def regression_report(context: AssetExecutionContext, data_dir: DataDirResource):
     """The newest evaluation against the previous one, on the questions both evaluated, with
     what changed in between named beside each verdict: paired sign tests by question, Holm."""
-    entries = history.entries(data_dir.layout.history)
-    current = history.read(entries[-1]) if entries else None
-    previous = history.read(entries[-2]) if len(entries) > 1 else None
-    if previous is None:
-        why = (
-            "the history holds no evaluation yet" if current is None else "this is the first evaluation of the history"
-        )
-        result = regression.Regression(False, [], pd.DataFrame(columns=regression.REGRESSION_COLUMNS), why)
-    else:
-        result = regression.compare(
-            current,
-            previous,
-            history.provenance_of(current),
-            history.provenance_of(previous),
-            history.documents_of(entries[-1]),
-            history.documents_of(entries[-2]),
-        )
-    markdown = regression.render(
-        result,
-        history.label(entries[-1]) if entries else None,
-        history.label(entries[-2]) if previous is not None else None,
-        history.provenance_of(current).get("question_origin") if current is not None else None,
-    )
-    storage.write_text(data_dir.layout.reports / "regression_report.md", markdown)
-    yield MaterializeResult(
-        metadata={
-            "report": MetadataValue.md(markdown),
-            "compared": result.compared,
-            "changes": MetadataValue.json(result.changes),
-            "significant_losses": len(result.losses),
-        }
-    )
+    report, result = regression.compare_evaluations(data_dir.layout.history)
+    report.write(data_dir.layout.reports)
+    yield MaterializeResult(metadata=metadata({**report.figures, "report": report.inline()}))
     if not result.compared:  # nothing compared is never a pass: a warning the UI shows
         yield AssetCheckResult(
             passed=False,
             severity=AssetCheckSeverity.WARN,
             description=f"nothing compared: {result.why_not}",
-            metadata={"compared": False, "why_not": result.why_not, "changes": MetadataValue.json(result.changes)},
+            metadata=metadata({"compared": False, "why_not": result.why_not, "changes": result.changes}),
         )
         return
+    losses = Markdown(result.losses.to_markdown(index=False) if len(result.losses) else "none")
     yield AssetCheckResult(
-        passed=result.losses.empty,
-        metadata={
-            "compared": True,
-            "changes": MetadataValue.json(result.changes),
-            "losses": MetadataValue.md(result.losses.to_markdown(index=False) if len(result.losses) else "none"),
-        },
+        passed=result.losses.empty, metadata=metadata({"compared": True, "changes": result.changes, "losses": losses})
     )
 
 

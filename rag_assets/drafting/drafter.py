@@ -26,12 +26,14 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from rag_assets.answering.output_cache import OutputCache, decoding_identity
-from rag_assets.drafting import filters
+from rag_assets.drafting import candidates, filters, question_set
 from rag_assets.ingest.language import name_of
+from rag_assets.report import Outcome, table_markdown
 
 PROMPT_VERSION = "draft1"
 PREFIX = "Question:"  # the reply is started with it: SmolLM2-135M otherwise answers instead of asking
@@ -241,3 +243,85 @@ class Drafter:
         table.loc[fails, "detail"] = table.loc[fails, "judge_margin"].map(lambda m: f"judge margin {m:.2f} <= 0")
         table.loc[fails, "kept"] = False
         return table
+
+
+EXAMPLES = 3  # dropped phrasings shown per rule
+
+
+def data_version(table: pd.DataFrame) -> str:
+    """The drafted set's version: its questions and verdicts (a rerun that drafts the same is no change)."""
+    return hashlib.sha256(table[["question_id", "query", "verdict"]].to_json(orient="records").encode()).hexdigest()
+
+
+def figures(table: pd.DataFrame, needles: int, counts: dict, settings: dict, drafter: Drafter) -> dict:
+    """What a drafted set reports beside its table: counts, verdicts and examples of each rule,
+    overlap with the needle, the drafting's own figures, and the questions kept."""
+    verdicts = table["verdict"].value_counts().to_dict()
+    asked = table[table["query"] != ""]
+    bins = pd.cut(asked["overlap"], [-0.01, 0.2, 0.4, 0.6, 0.8, 1.0], labels=["0-0.2", "-0.4", "-0.6", "-0.8", "-1"])
+    kept = table[table["kept"]]
+    return {
+        "drafted": int(table.groupby("question_id")["kept"].any().sum()),
+        "needles": needles,
+        "model": drafter.lm.identity,
+        "prompts": prompt_identity(),
+        "settings": settings,
+        "candidates": counts,
+        "phrasings_by_verdict": {k: int(v) for k, v in verdicts.items()},
+        "questions_with_a_second_phrasing": int((kept.groupby("question_id").size() > 1).sum()),
+        "dropped_examples": {
+            rule: table.loc[table["verdict"] == rule, ["query", "detail"]].head(EXAMPLES).to_dict("records")
+            for rule in (*filters.RULES, "not_answered")
+        },
+        "overlap_with_needle": {
+            "all phrasings": bins.value_counts(sort=False).astype(int).to_dict(),
+            "kept": bins[asked["kept"]].value_counts(sort=False).astype(int).to_dict(),
+            "cap": filters.OVERLAP_CAP,
+        },
+        "mean_overlap_kept": float(kept["overlap"].mean()) if len(kept) else 0.0,
+        "drafting": drafter.stats.as_dict(),
+        "kept_questions": table_markdown(kept, rows=20, columns=["question_id", "style", "query", "needle"]),
+    }
+
+
+class NeedsLocalGenerator(RuntimeError):
+    """Drafting reads token log-probabilities, which only a model this process loads gives."""
+
+
+def draft_set(
+    snapshot: pd.DataFrame, written: Path, settings: dict, *, mode: str, min_written: int, load_lm, cache_root, progress
+) -> Outcome:
+    """The drafted question set of `snapshot`, when `mode` and the written file call for one
+    (question_set.drafts); else an empty table that says why. `settings`: needles, seed and
+    overlap cap; `load_lm()` gives the local generator (raising NeedsLocalGenerator otherwise),
+    whose replies `cache_root` keeps."""
+    records, _ = question_set.written_records(written)
+    have = question_set.answerable_count(records, snapshot) if records else 0
+    if not question_set.drafts(mode, have, min_written):
+        why = (
+            f"questions.jsonl has {have} valid answerable questions (at least {min_written}): the written set is "
+            "used; `rag-assets run --questions drafted` drafts anyway"
+        )
+        return Outcome(pd.DataFrame(columns=DRAFT_COLUMNS), {"drafted": 0, "why": why}, version="not drafted")
+    found, counts = candidates.candidates(snapshot, settings["seed"])
+    needles = candidates.sample(found, snapshot, settings["needles"])
+    if needles.empty:  # no document extracted `ok`, or none has a sentence worth asking about
+        figures = {"drafted": 0, "why": "no candidate needle", "candidates": counts}
+        warning = f"no question can be drafted: no candidate needle ({counts})"
+        return Outcome(
+            pd.DataFrame(columns=DRAFT_COLUMNS), figures, version="nothing to draft from", warnings=[warning]
+        )
+    lm = load_lm()
+    drafter = Drafter(lm, OutputCache(cache_root, lm.identity), progress)
+    table = drafter.draft(needles, settings, pool=found)  # decoys: each document's own sentences
+    note = (
+        f"drafted questions for {len(needles)} needles ({counts['kept']} candidates of {counts['sentences']} "
+        "sentences); replies already in the cache were not generated again"
+    )
+    why = f"questions.jsonl has {have} valid answerable questions; --questions {mode}"
+    return Outcome(
+        table,
+        {**figures(table, len(needles), counts, settings, drafter), "why": why},
+        version=data_version(table),
+        notes=[note],
+    )

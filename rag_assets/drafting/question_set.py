@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_assets.ingest import ground_truth as gt
+from rag_assets.report import Markdown, Outcome, table_markdown
 
 MODES = ("auto", "written", "drafted")
 GENERIC_OUT_OF_DOMAIN = Path(__file__).with_name("generic_out_of_domain.jsonl")
@@ -88,3 +89,48 @@ def refusal_records(written: list[dict]) -> tuple[list[dict], str]:
         return own, f"{len(own)} unanswerable and out-of-domain questions of the dataset's questions.jsonl"
     generic, _ = gt.read_questions(GENERIC_OUT_OF_DOMAIN)
     return generic, f"the {len(generic)} generic out-of-domain questions shipped with rag_assets (none in the dataset)"
+
+
+def ground_truth(questions: Path, snapshot: pd.DataFrame, drafted: pd.DataFrame, spec: gt.Sample) -> Outcome:
+    """The validated queries an evaluation uses (one row per phrasing), sampled by `spec`: from
+    questions.jsonl or, when `drafted` holds a drafted set, from it (with the written file's
+    refusal questions, or the generic ones); the rejected questions listed with their reasons,
+    and the check that no needle occurs twice outside headings."""
+    records, unreadable = written_records(questions)
+    in_file, refusals, warnings = len(records) + len(unreadable), "written", []
+    if len(drafted):
+        others, refusals = refusal_records(records)
+        kept_drafts, invalid_drafted = gt.validate(drafted_records(drafted), snapshot, drafted=True)
+        rest, invalid_rest = gt.validate(others, snapshot)
+        truth = pd.concat([kept_drafts, rest], ignore_index=True)
+        invalid, unreadable = pd.concat([invalid_drafted, invalid_rest], ignore_index=True), []
+        warnings.append(
+            f"evaluating on DRAFTED questions ({kept_drafts['question_id'].nunique()}); the {in_file} lines of "
+            f"questions.jsonl give only the refusal questions. Refusal questions: {refusals}"
+        )
+    else:
+        truth, invalid = gt.validate(records, snapshot)
+    rejects = pd.DataFrame(unreadable + invalid.to_dict("records"), columns=gt.REJECT_COLUMNS).sort_values(
+        "line", kind="stable", ignore_index=True
+    )
+    if len(rejects):
+        warnings.append(f"{len(rejects)} questions rejected; see the `rejected` metadata")
+    kept = gt.sample(truth, spec)
+    per_kind = kept.drop_duplicates("question_id")["kind"].value_counts().to_dict()
+    problems = gt.needle_problems(kept, snapshot)
+    figures = {
+        "ground_truth_hash": gt.ground_truth_hash(kept),
+        "questions": gt.origin_label(kept),
+        "refusal_questions": refusals,
+        "questions_in_file": in_file,
+        "questions_valid": int(truth["question_id"].nunique()),
+        "questions_rejected": len(rejects),
+        "sample": {k: spec.size(k) for k in gt.KINDS} | {"seed": spec.seed},
+        "questions_kept": {k: int(per_kind.get(k, 0)) for k in gt.KINDS},
+        "queries": len(kept),
+        "rejected": table_markdown(rejects, rows=len(rejects)) if len(rejects) else Markdown("none"),
+    }
+    check = (not problems, {"violations": len(problems), "examples": problems[:10]})
+    return Outcome(
+        kept, figures, {"needles_unique_outside_headings": check}, gt.ground_truth_hash(kept), warnings=warnings
+    )

@@ -20,6 +20,7 @@ from rag_assets.answering.output_cache import AnswerCache
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
+from rag_assets.report import Markdown, Report
 from rag_assets.retrieval.search import ChunkIndex
 
 # (metric, the questions it is paired over, what a question scores): higher is better, except LOWER_IS_BETTER.
@@ -48,6 +49,51 @@ class AnswerEvaluation:
     comparison: pd.DataFrame  # answerers paired by question
     cache: dict = field(default_factory=dict)  # generated answers reused from the cache, and decoded
     failures: dict = field(default_factory=dict)  # an endpoint's failures by kind, retries included
+
+    def report(self, strategy: str, generator: str, truth: pd.DataFrame, sample: pd.DataFrame, batch: int) -> Report:
+        """The answerers compared paired by question (`comparison`: one Holm family), each one's
+        summary, and the figures `generation_eval` shows; `generator` is the model's identity."""
+        origin = gt.origin_figures(truth)
+        comparison = comparison_markdown(self.comparison, self.latency)
+        summary = summary_markdown(self.summary)
+        warning = f"> **{origin['drafted_questions_warning']}**\n\n" if "drafted_questions_warning" in origin else ""
+        markdown = (
+            f"# Answerers, paired by question\n\n{warning}- questions: `{origin['questions']}`\n"
+            f"- generator: `{generator}`\n- strategy {strategy}, retriever {self.retriever}\n\n{comparison}\n\n"
+            f"## Each answerer\n\n{summary}\n"
+        )
+        shown = self.scored[self.scored["kind"] == "answerable"].head(3)
+        figures = {
+            **origin,
+            "generator": generator,
+            "strategy": strategy,
+            "retriever": self.retriever,
+            "sampled": sample["kind"].value_counts().to_dict(),
+            "answerers": ", ".join(self.latency),
+            "summary": Markdown(summary),
+            "comparison": Markdown(comparison),
+            "answer_cache": self.cache,
+            "endpoint_failures": self.failures,
+            "latency_ms": self.latency,
+            "decoding": f"greedy, {batch} answers at a time"
+            + (
+                ": generation_ms is each batch's time divided by its size, not one question's latency"
+                if batch > 1
+                else ", as `ask` decodes"
+            ),
+            "examples": [
+                {
+                    "answerer": r.answerer,
+                    "query": r.question,
+                    "answer": r.answer,
+                    "gold": r.answers,
+                    "outcome": r.outcome,
+                    "supported": r.supported,
+                }
+                for r in shown.itertuples()
+            ],
+        }
+        return Report("answerers", markdown, self.table, figures=figures)
 
 
 def evaluate_answers(
@@ -214,4 +260,15 @@ def comparison_markdown(comparison: pd.DataFrame, latency: dict) -> str:
     for name, stages in latency.items():
         g = stages.get("generation_ms") or {}
         lines.append(f"| {name} | {g.get('p50', '')} | {g.get('p95', '')} | {g.get('n', 0)} |")
+    return "\n".join(lines)
+
+
+def summary_markdown(summary: pd.DataFrame) -> str:
+    """Each answerer's figures with their intervals, one row per metric and group."""
+    lines = ["| answerer | metric | group | value | 95 % interval | count / n |", "|---|---|---|---|---|---|"]
+    for r in summary.itertuples():
+        interval = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if pd.notna(r.ci_low) else ""
+        count = f"{r.count}/{r.n}" if pd.notna(r.count) else f"n={r.n}"
+        value = f"{r.value:.3f}" if pd.notna(r.value) else ""
+        lines.append(f"| {r.answerer} | {r.metric} | {r.group} | {value} | {interval} | {count} |")
     return "\n".join(lines)

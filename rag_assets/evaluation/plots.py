@@ -3,7 +3,6 @@ so a plot can live inside Markdown metadata."""
 
 from __future__ import annotations
 
-import base64
 import io
 
 
@@ -28,7 +27,3 @@ def png_bytes(fig) -> bytes:
     fig.savefig(buf, format="png", dpi=PLOT_DPI)
     pyplot().close(fig)
     return buf.getvalue()
-
-
-def data_uri(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode()

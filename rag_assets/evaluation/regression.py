@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_assets import stats
+from rag_assets.evaluation import history
 from rag_assets.evaluation.comparisons import compare_paired, system_hits
 from rag_assets.ingest.ground_truth import drafted_warning
+from rag_assets.report import Report
 
 REGRESSION_COLUMNS = [
     "strategy",
@@ -181,3 +183,34 @@ def render(
         + f"Compared by question on the {n} questions both evaluated; Holm over the {len(result.table)} rows "
         "of the table below, one family.\n\n" + verdict + "\n\n" + "\n".join(lines) + "\n"
     )
+
+
+def compare_evaluations(folder) -> tuple[Report, Regression]:
+    """The newest evaluation of the history in `folder` against the previous one: the paired
+    table, the report, and the figures the UI shows (nothing compared when there is no
+    previous one, and the report says why)."""
+    entries = history.entries(folder)
+    current = history.read(entries[-1]) if entries else None
+    previous = history.read(entries[-2]) if len(entries) > 1 else None
+    if previous is None:
+        why = (
+            "the history holds no evaluation yet" if current is None else "this is the first evaluation of the history"
+        )
+        result = Regression(False, [], pd.DataFrame(columns=REGRESSION_COLUMNS), why)
+    else:
+        result = compare(
+            current,
+            previous,
+            history.provenance_of(current),
+            history.provenance_of(previous),
+            history.documents_of(entries[-1]),
+            history.documents_of(entries[-2]),
+        )
+    markdown = render(
+        result,
+        history.label(entries[-1]) if entries else None,
+        history.label(entries[-2]) if previous is not None else None,
+        history.provenance_of(current).get("question_origin") if current is not None else None,
+    )
+    figures = {"compared": result.compared, "changes": result.changes, "significant_losses": len(result.losses)}
+    return Report("regression_report", markdown, result.table, figures=figures), result

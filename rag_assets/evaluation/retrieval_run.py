@@ -150,3 +150,31 @@ def retrieve_models(
     runs = pd.concat(frames, ignore_index=True)
     runs.loc[runs["retriever"] == LEXICAL, ["model", "model_id"]] = None  # no model made these
     return runs, encode_ms
+
+
+def strategies_with(chunk_sets, embeddings, models: list[str]) -> tuple[list[str], list[str]]:
+    """(the strategies every one of `models` embedded, those some model did not): only the
+    first are searched, so that the models are compared on the same strategies."""
+    strategies = sorted(s for s in chunk_sets if all((m, s) in embeddings for m in models))
+    return strategies, sorted(set(chunk_sets) - set(strategies))
+
+
+def run_figures(runs: pd.DataFrame, encode_ms: dict, identities: dict, rerankers: Rerankers, engine) -> dict:
+    """What a set of runs reports beside its table: the models, systems, rerankers, engine, and
+    the latency of each retriever (p50 and p95 of its stage and of the whole query)."""
+    from rag_assets import stats
+
+    latency = {
+        r: {"stage_ms": stats.percentiles(g["stage_ms"]), "total_ms": stats.percentiles(g["total_ms"])}
+        for r, g in runs.groupby("retriever")
+    }
+    return {
+        "models": identities,
+        "strategies": sorted(runs["strategy"].unique()),
+        "retrievers": sorted(runs["retriever"].unique()),
+        "rerank": rerankers.cross_encoder_status,
+        "rerank_llm": rerankers.llm_status,
+        "query_encode_ms": {m: stats.percentiles(ms) for m, ms in encode_ms.items()},
+        "engine": "ray" if engine else "local",
+        "latency_ms": latency,
+    }

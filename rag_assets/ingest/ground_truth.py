@@ -300,3 +300,10 @@ def drafted_warning(origin: str | None) -> str | None:
         "The judge that kept them is the drafting model, scoring as the compared rerank-llm does (the "
         "log-odds of yes): a rerank-llm figure on them shares its scorer with the filter."
     )
+
+
+def origin_figures(origin: str | pd.DataFrame) -> dict:
+    """Where a result's questions came from, first among its figures (a label or a ground truth)."""
+    label = origin if isinstance(origin, str) else origin_label(origin)
+    warning = drafted_warning(label)
+    return {"questions": label, **({"drafted_questions_warning": warning} if warning else {})}

@@ -97,9 +97,19 @@ def command(args: argparse.Namespace) -> int:
         KeyRing.load(keys)
         answerers = answerer_names(args.answerers)
     serving = Serving(
-        settings, str(keys), answerers, args.strategy, args.host, args.port, args.workers, args.generating,
-        args.queue, args.timeout, args.check_every, args.log_text,
-    )  # fmt: skip
+        settings,
+        str(keys),
+        answerers,
+        args.strategy,
+        args.host,
+        args.port,
+        args.workers,
+        args.generating,
+        args.queue,
+        args.timeout,
+        args.check_every,
+        args.log_text,
+    )
     import uvicorn
 
     if serving.workers == 1:

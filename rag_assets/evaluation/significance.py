@@ -1,15 +1,19 @@
-"""The significance report: Markdown tables, a recall@k plot, and plain sentences that are
-generated from the numbers (never written by hand), so they change when the numbers do."""
+"""The significance report: the systems compared paired by question (`compare_systems`), as
+Markdown tables, a recall@k plot, and plain sentences that are generated from the numbers (never
+written by hand), so they change when the numbers do."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from rag_assets.evaluation import comparisons
 from rag_assets.evaluation.comparisons import MODEL_RETRIEVERS
 from rag_assets.evaluation.metrics import KS
 from rag_assets.evaluation.plots import PLOT_DPI, png_bytes, pyplot
+from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.evaluation.retrieval_run import retriever_name
-from rag_assets.ingest.ground_truth import drafted_warning
+from rag_assets.ingest.ground_truth import drafted_warning, origin_figures
+from rag_assets.report import Report
 from rag_assets.stats import ALPHA
 
 
@@ -242,9 +246,46 @@ def recall_figure(metrics: pd.DataFrame, retrievers: list[str] | None = None):
     return fig
 
 
+PLOT_NAME = "recall_at_k.png"
+
+
+def compare_systems(query_hits: pd.DataFrame, metrics: pd.DataFrame, models: list[str]) -> Report:
+    """Paired sign tests by question for the chapter's comparisons (one Holm family) and, with
+    several embedding models, every pair of models per strategy under dense and hybrid retrieval
+    (another): the table (`family` column), the report with its recall plot, and its figures."""
+    tests, skipped = comparisons.paired_tests(query_hits, comparisons.default_comparisons())
+    strategies = sorted(set(query_hits["strategy"]))
+    model_tests, model_skipped = comparisons.paired_tests(query_hits, comparisons.model_comparisons(models, strategies))
+    skipped += model_skipped
+    destroyed = (
+        metrics[metrics["metric"] == "answers_destroyed"]
+        .drop_duplicates("strategy")
+        .set_index("strategy")["value"]
+        .astype(int)
+        .to_dict()
+    )
+    provenance = provenance_of_table(metrics)
+    png = recall_plot_png(metrics)
+    markdown = render(
+        metrics,
+        tests,
+        skipped=skipped,
+        destroyed=destroyed,
+        answerable=int(query_hits["question_id"].nunique()),
+        provenance=provenance,
+        image=PLOT_NAME if png else None,
+        model_tests=model_tests,
+        models=models,
+    )
+    table = pd.concat([tests.assign(family="chapter"), model_tests.assign(family="models")], ignore_index=True)
+    figures = {**origin_figures(str(provenance.get("question_origin"))), "models": models, "not_compared": skipped}
+    return Report("significance_report", markdown, table, png, PLOT_NAME, figures)
+
+
 def render(
     metrics: pd.DataFrame,
     tests: pd.DataFrame,
+    *,
     skipped: list[str],
     destroyed: dict[str, int],
     answerable: int,
