@@ -1,0 +1,24 @@
+"""rag_assets: a Dagster project that measures retrieval and answers on your own documents.
+
+Layers: the core (this package's floors: ingest, chunking, retrieval, answering, evaluation,
+drafting; beneath them the top-level modules, above them `settings`), the Dagster layer (`defs`)
+and the shell (`app`)."""
+
+__all__ = [
+    "answering",
+    "app",
+    "chunking",
+    "columns",
+    "defs",
+    "drafting",
+    "evaluation",
+    "ingest",
+    "layout",
+    "locking",
+    "progress_bars",
+    "report",
+    "retrieval",
+    "settings",
+    "stats",
+    "storage",
+]

@@ -53,8 +53,6 @@ def test_only_candidate_rows_come_back_and_none_for_no_candidates(real):
 
 
 def test_ask_searches_the_graph_above_the_size_setting(tiny_dataset, tmp_path, monkeypatch, capsys):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")
     data_dir = tmp_path / "data"
     run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
     ask = ["ask", "Which way must the valve face?", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir)]

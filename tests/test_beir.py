@@ -41,9 +41,7 @@ def test_missing_files_and_unknown_relevant_documents_are_reported(beir_folder, 
     assert rejects["reason"].tolist() == ["1 relevant documents are not in the corpus (e.g. 'nope.md')"]
 
 
-def test_document_level_metrics_through_the_graph(beir_folder, tmp_path, monkeypatch):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")
+def test_document_level_metrics_through_the_graph(beir_folder, tmp_path):
     native, data_dir = tmp_path / "native", tmp_path / "data"
     main(["import", "beir", str(beir_folder), "--out", str(native)])
     assert main(["run", "--dataset", str(native), "--data-dir", str(data_dir), "--strategies", "doc"]) == 0

@@ -5,7 +5,6 @@ nothing twice, and a person's review of the export comes back marked as reviewed
 import contextlib
 import io
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -29,17 +28,8 @@ DOCS = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _environment_restored():
-    """`rag-assets run` sets DAGSTER_HOME and the dataset variables for its process: not for later modules."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
 @pytest.fixture(scope="module")
-def drafted(tmp_path_factory, _environment_restored):
+def drafted(tmp_path_factory):
     """`rag-assets run` on a folder of documents and nothing else."""
     root = tmp_path_factory.mktemp("bare")
     dataset = write_dataset(root / "dataset", DOCS, questions=[])

@@ -53,8 +53,6 @@ def test_each_model_has_its_own_partitions_and_ask_serves_from_the_one_it_names(
 ):
     """The fp32 and int8 encoders are two models: each writes its own partitions, neither stales the
     other's, and `ask --embedder` searches the named model's vectors with that model's queries."""
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
     data_dir = tmp_path / "data"
     run = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]

@@ -2,6 +2,7 @@
 never borrow from each other (they share glue modules of defs/ instead)."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rag_assets"
@@ -100,3 +101,50 @@ def test_private_dagster_apis_are_only_the_pinned_ones_and_still_exist():
     from rag_assets.defs import external_sources
 
     assert external_sources.DATA_VERSION_TAG == DATA_VERSION_TAG
+
+
+def _declared(init: Path) -> list[str]:
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return []
+
+
+def test_every_package_names_its_public_modules_and_nothing_outside_reaches_past_them():
+    """`__all__` of each package lists its public modules (defs: its builders, loaded lazily); a
+    module of one package imports from another only what that one lists."""
+    packages = {
+        ".".join(("rag_assets", *init.parent.relative_to(PACKAGE).parts)): init for init in PACKAGE.rglob("__init__.py")
+    }
+    public = {}
+    for name, init in packages.items():
+        declared = _declared(init)
+        assert declared, f"{name} names no public API in __all__"
+        present = {p.stem for p in init.parent.glob("*.py")} | {p.name for p in init.parent.iterdir() if p.is_dir()}
+        assert set(declared) <= present | {"ASSETS", "COMMANDS", "build_definitions", "build_served_definitions"}, name
+        public[name] = set(declared)
+    reached = {}
+    for parts, found in modules(PACKAGE):
+        mine = ".".join(("rag_assets", *parts[:-1]))
+        for target in found:
+            owner = max((p for p in packages if target.startswith(p + ".")), key=len, default=None)
+            if owner and owner != mine and not mine.startswith(owner + "."):
+                member = target[len(owner) + 1 :].split(".")[0]
+                if member not in public[owner]:
+                    reached.setdefault("/".join(parts), set()).add(target)
+    assert reached == {}
+
+
+def test_the_design_notes_map_every_module():
+    """docs/design.md's module map names every module of the package, so a reader finds each."""
+    design = (PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    table = design[design.index("| package | modules | owns |") :].split("\n\n")[0]
+    named = set(re.findall(r"`([a-z0-9_/]+)`", table))
+    missing = [
+        "/".join(parts).removesuffix(".py")
+        for parts, _ in modules(PACKAGE)
+        if parts[-1] != "__init__.py"
+        and parts[-1].removesuffix(".py") not in named
+        and "/".join(parts[-2:]).removesuffix(".py") not in named
+    ]
+    assert missing == []

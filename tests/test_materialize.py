@@ -206,9 +206,7 @@ def test_same_inputs_give_identical_tables(tiny_dataset, tmp_path):
         pd.testing.assert_frame_equal(tables[0][key], tables[1][key])
 
 
-def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset, tmp_path, capsys, monkeypatch):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")  # the CLI exports these; monkeypatch restores them afterwards
+def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset, tmp_path, capsys):
     data_dir = tmp_path / "data"
     assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
     out = capsys.readouterr().out

@@ -138,9 +138,7 @@ def test_history_entries_are_dated_ordered_and_carry_provenance(tmp_path):
     assert entry["run_id"].unique().tolist() == ["run-bbbbbbbb"]
 
 
-def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path, monkeypatch):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")
+def test_two_runs_then_a_changed_question_set(tiny_dataset, tmp_path):
     data_dir = tmp_path / "data"
     args = ["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "C", "--no-llm"]
     assert main(args) == 0

@@ -186,3 +186,40 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
             start_postgres(postgres)
         readiness(200)
         assert asked() == 200
+
+
+def test_serve_workers_get_their_settings_in_a_file_never_the_password_in_their_environment(materialised, tmp_path):
+    """`serve --workers 2` on the PostgreSQL instance, its URL carrying a password (the tests'
+    server trusts loopback, so any password opens it): both workers answer, and neither the
+    supervisor's environment nor any worker's holds the password; the file that carried their
+    settings is this user's only, and gone once the server stops."""
+    import httpx
+    from servers import descendants
+
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "ops", None, True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    user, _, server = materialised["url"].partition("://")[2].partition("@")
+    url = f"postgresql://{user}:pw-never-in-an-environment@{server}"
+    command = [*CLI, "serve", *materialised["common"], "--keys", str(keys), "--port", str(port), "--workers", "2"]
+    command += ["--answerers", "extractive", "--instance-postgres", url]
+    with running_process(command, base + "/readyz", "rag-assets serve --workers 2", 300, materialised["env"]) as served:
+        body = {"question": "Which way should the inlet valve face?"}
+        answered = [
+            httpx.post(f"{base}/v1/ask", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+            for _ in range(4)
+        ]
+        assert {r.status_code for r in answered} == {200}, [r.text for r in answered]
+        processes = {served.pid} | descendants(served.pid)
+        assert len(processes) >= 3  # the supervisor and its two workers
+        environments = {pid: Path(f"/proc/{pid}/environ").read_bytes() for pid in processes}
+        assert not [pid for pid, env in environments.items() if b"pw-never-in-an-environment" in env]
+        handed = {
+            Path(line.split(b"=", 1)[1].decode())
+            for env in environments.values()
+            for line in env.split(b"\0")
+            if line.startswith(b"RAG_ASSETS_SERVE_FILE=")
+        }
+        assert len(handed) == 1 and next(iter(handed)).stat().st_mode & 0o077 == 0
+    assert not next(iter(handed)).exists()

@@ -80,9 +80,7 @@ def test_distances_and_bluff_examples_come_from_the_data():
     assert sweep_of.bluff_examples(RUNS, TRUTH, TEXTS, 0.1) == {}
 
 
-def test_refusal_sweep_through_the_graph(tiny_dataset, tmp_path, monkeypatch):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")
+def test_refusal_sweep_through_the_graph(tiny_dataset, tmp_path):
     data_dir = tmp_path / "data"
     assert (
         main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]) == 0

@@ -36,20 +36,13 @@ RUN = ["--strategies", "E", "--no-llm"]
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-@pytest.fixture(autouse=True)
-def _own_environment(monkeypatch):
-    for var in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET"):
-        monkeypatch.setenv(var, "unset")  # the CLI exports these; monkeypatch restores them afterwards
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("built")
     dataset = write_dataset(root / "dataset")
-    saved = {v: os.environ.get(v) for v in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET")}
+    before = dict(os.environ)
     assert main(["run", "--dataset", str(dataset), "--data-dir", str(root / "data"), "--no-llm"]) == 0  # every strategy
-    for var, value in saved.items():
-        os.environ.pop(var, None) if value is None else os.environ.__setitem__(var, value)
+    assert dict(os.environ) == before  # a command hands nothing over through its environment
     return dataset, root / "data"
 
 

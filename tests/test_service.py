@@ -31,11 +31,8 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("serve")
     dataset = write_dataset(root / "dataset", DOCS, [])
     data_dir = root / "data"
-    saved = {v: os.environ.get(v) for v in ("DAGSTER_HOME", "RAG_ASSETS_DATA_DIR", "RAG_ASSETS_DATASET")}
     run = ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]
     assert main([*run, "--questions", "written"]) == 0
-    for var, value in saved.items():
-        os.environ.pop(var, None) if value is None else os.environ.__setitem__(var, value)
     keys_file = root / "keys.json"
     keys = {
         who: add_key(keys_file, who, None if who == "ops" else who, who == "ops") for who in ("team-a", "team-b", "ops")

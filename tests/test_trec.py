@@ -1,5 +1,5 @@
 """The runs other IR tools read: exported as TREC files, evaluated by ranx, they give back our
-own figures (to 1e-9), with the mappings the README states."""
+own figures (to 1e-9), with the mappings docs/pipeline.md states."""
 
 import functools
 

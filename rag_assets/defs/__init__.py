@@ -4,7 +4,17 @@ Importing it (or any of its modules) builds nothing: the definitions are made fr
 `Settings` by `build_definitions` (the whole graph) or `build_served_definitions` (what `ask`
 and `serve` read), imported on first use."""
 
-__all__ = ["ASSETS", "build_definitions", "build_served_definitions"]
+__all__ = [
+    "ASSETS",
+    "build_definitions",
+    "build_served_definitions",
+    # what the shell reads besides: the source versions, partition keys and asset labels
+    "external_sources",
+    "glue",
+    "graph",
+    "partitions",
+    "served",
+]
 
 
 def __getattr__(name: str):

@@ -263,7 +263,7 @@ def figures(table: pd.DataFrame, needles: int, counts: dict, settings: dict, dra
     return {
         "drafted": int(table.groupby("question_id")["kept"].any().sum()),
         "needles": needles,
-        "model": drafter.lm.identity,
+        "model": drafter.judge.identity,
         "prompts": prompt_identity(),
         "settings": settings,
         "candidates": counts,
@@ -306,10 +306,10 @@ def draft_set(
     found, counts = candidates.candidates(snapshot, settings["seed"])
     needles = candidates.sample(found, snapshot, settings["needles"])
     if needles.empty:  # no document extracted `ok`, or none has a sentence worth asking about
-        figures = {"drafted": 0, "why": "no candidate needle", "candidates": counts}
+        nothing = {"drafted": 0, "why": "no candidate needle", "candidates": counts}
         warning = f"no question can be drafted: no candidate needle ({counts})"
         return Outcome(
-            pd.DataFrame(columns=DRAFT_COLUMNS), figures, version="nothing to draft from", warnings=[warning]
+            pd.DataFrame(columns=DRAFT_COLUMNS), nothing, version="nothing to draft from", warnings=[warning]
         )
     lm = load_lm()
     drafter = Drafter(lm, OutputCache(cache_root, lm.identity), progress)

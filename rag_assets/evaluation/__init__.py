@@ -1,0 +1,15 @@
+"""Retrieval runs, metric tables with intervals, paired comparisons (significance, answerers,
+regression: each returns a `rag_assets.report.Report`), the refusal sweep, history and exports.
+Internal: `comparisons`, `metrics`, `plots`, `threshold_sweep`."""
+
+__all__ = [
+    "answer_eval",
+    "history",
+    "metric_tables",
+    "provenance",
+    "refusal_figures",
+    "regression",
+    "retrieval_run",
+    "significance",
+    "trec",
+]

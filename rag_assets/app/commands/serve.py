@@ -96,20 +96,8 @@ def command(args: argparse.Namespace) -> int:
     with refusing(KeysFileError, ValueError):  # refused here, in one line, rather than in every worker
         KeyRing.load(keys)
         answerers = answerer_names(args.answerers)
-    serving = Serving(
-        settings,
-        str(keys),
-        answerers,
-        args.strategy,
-        args.host,
-        args.port,
-        args.workers,
-        args.generating,
-        args.queue,
-        args.timeout,
-        args.check_every,
-        args.log_text,
-    )
+    listed = ("strategy", "host", "port", "workers", "generating", "queue", "timeout", "check_every", "log_text")
+    serving = Serving(settings, str(keys), answerers, **{name: getattr(args, name) for name in listed})
     import uvicorn
 
     if serving.workers == 1:
