@@ -1,6 +1,6 @@
 """`ask` cold and warm, with each answerer, on a materialised data dir.
 
-    python bench/ask_latency.py --data-dir data [--cold 3] [--warm 30]
+    python bench/ask_latency.py --data-dir data [--cold 3] [--warm 30] [--answerers extractive,generate]
 
 Cold: `rag-assets ask --json` as a new process, `--cold` times per answerer (the operating
 system's file cache is warm after the first): wall time, and the stages the answer reports
@@ -75,14 +75,16 @@ def main() -> None:
     p.add_argument("--data-dir", required=True)
     p.add_argument("--strategy", default="E")
     p.add_argument("--cold", type=int, default=3)
-    p.add_argument("--warm", type=int, default=30)
+    p.add_argument("--warm", type=int, default=30, help="questions asked warm (0: cold only)")
+    p.add_argument("--answerers", default="extractive,generate")
     args = p.parse_args()
     warnings.simplefilter("ignore")
     questions = answerable_questions(args.data_dir)[: args.warm]
     print("| answerer | mode | figures |\n|---|---|---|")
-    for answerer in ("extractive", "generate"):
+    for answerer in args.answerers.split(","):
         cold(args.data_dir, answerer, args.cold)
-        warm(args.data_dir, answerer, questions, args.strategy)
+        if questions:
+            warm(args.data_dir, answerer, questions, args.strategy)
 
 
 if __name__ == "__main__":

@@ -132,20 +132,24 @@ class Served:
     def unreadable(self, strategy: str) -> list[str]:
         """The materialised parts of the strategy's index whose file this process cannot open now
         (a byte of each is read; one never materialised is the stale verdict's to name)."""
-        layout, out = self.settings.layout, []
+        out = []
         for key, partition in self.parts(strategy):
-            name = key.to_user_string()
-            path = (
-                layout.bm25(partition) / "params.index.json" if name == "bm25_index" else layout.table(name, partition)
-            )
             if self.latest(key, partition) is None:
                 continue
             try:
-                with path.open("rb") as f:
+                with self._file(key.to_user_string(), partition).open("rb") as f:
                     f.read(1)
             except OSError as exc:
                 out.append(f"{label(key, partition)} cannot be read ({type(exc).__name__})")
         return out
+
+    def _file(self, name: str, partition: str | None):
+        """A file that holds a part: its Parquet table, or a BM25 index's parameters (on object
+        storage the index is one archive object)."""
+        layout = self.settings.layout
+        if name != "bm25_index":
+            return layout.table(name, partition)
+        return layout.bm25(partition) if layout.remote else layout.bm25(partition) / "params.index.json"
 
     def freshness_problems(self, strategy: str) -> list[str]:
         """Source versions (corpus folder, embedding model, chunker settings) are compared with
