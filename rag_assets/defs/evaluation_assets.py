@@ -14,6 +14,7 @@ from rag_assets.defs.glue import (
     columns_of,
     metadata,
     questions_metadata,
+    recorded,
 )
 from rag_assets.defs.io_manager import PREVIEW_KEY
 from rag_assets.defs.partitions import model_and_strategy
@@ -58,38 +59,20 @@ def retrieval_runs(
     are searched in batches as Ray tasks (the same rows), unless a reranker runs on it. The
     opt-in LLM reranker runs on the serving strategy only, for a fixed sample of answerable
     questions."""
-    names = embedder.names()
-    tables = {model_and_strategy(key): read for key, read in embeddings.items()}
-    strategies, skipped = retrieval_run.strategies_with(chunk_sets, tables, names)
-    if skipped:
-        context.log.warning(f"strategies {', '.join(skipped)} lack the embeddings of a model of {', '.join(names)}")
-    serving = retrieval.serving(strategies)
-    rerankers = retrieval_run.Rerankers.configure(
-        retrieval.cross_encoder,
-        retrieval.llm_rerank_questions,
-        retrieval.llm_rerank_depth,
-        generator.get,
-        ground_truth,
-        serving,
-    )
-    context.log.info(f"reranker: {rerankers.cross_encoder_status}; rerank-llm: {rerankers.llm_status}")
-    engine = compute.runner(context.log.info)
-    models = {m: embedder.get(m) for m in names}
-    runs, encode_ms = retrieval_run.retrieve_models(
+    made = retrieval_run.evaluate(
         data_dir.layout,
-        strategies,
         chunk_sets,
-        tables,
+        {model_and_strategy(key): read for key, read in embeddings.items()},
         corpus_snapshot,
         ground_truth,
-        models,
-        rerankers,
-        serving,
-        engine,
+        {m: embedder.get(m) for m in embedder.names()},
+        retrieval.serving,
+        (retrieval.cross_encoder, retrieval.llm_rerank_questions, retrieval.llm_rerank_depth),
+        generator.get,
+        compute.runner(context.log.info),
         context.log.info,
     )
-    identities = {m: model.identity for m, model in models.items()}
-    return Output(runs, metadata=metadata(retrieval_run.run_figures(runs, encode_ms, identities, rerankers, engine)))
+    yield from recorded(context, made)
 
 
 @asset(

@@ -8,8 +8,7 @@ from rag_assets.defs.automation import AFTER_RETRIEVAL
 from rag_assets.defs.glue import LazyTables, all_strategies_lazily, metadata
 from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
-from rag_assets.evaluation.answer_eval import evaluate_answers
-from rag_assets.ingest import ground_truth as gt
+from rag_assets.evaluation.answer_eval import compare_answerers_on
 from rag_assets.report import Link
 
 
@@ -37,40 +36,23 @@ def generation_eval(
     citation validity, support, the failure decomposition and latency per stage; the answerers
     paired by question (`comparison`, also written to the data dir's reports/answerers.md).
     Answers are cached by prompt, model and decoding settings: a rerun decodes only new prompts."""
-    sample = gt.sample(ground_truth, generator.eval_sample()).drop_duplicates("question_id")  # one phrasing each
-    if sample.empty:
-        return Output(
-            pd.DataFrame(columns=["query_id", "kind", "answer"]),
-            metadata={
-                "skipped": "no questions sampled (eval_answerable, eval_unanswerable and eval_out_of_domain are 0): "
-                "nothing was generated or measured"
-            },
-        )
     model = embedder.primary  # the model `ask` serves from
     strategy = retrieval.serving({s for s in chunk_sets if model_strategy_key(model, s) in embeddings})
-    lm = generator.get()
-    result = evaluate_answers(
+    report = compare_answerers_on(
         data_dir.layout,
         strategy,
-        chunk_sets[strategy](),
-        embeddings[model_strategy_key(model, strategy)](),
+        lambda: (chunk_sets[strategy](), embeddings[model_strategy_key(model, strategy)]()),  # its tables only
         corpus_snapshot,
         ground_truth,
-        sample,
+        generator.eval_sample(),
         embedder.get(model),
-        lm,
+        generator.get,
         retrieval.threshold(model),
         generator.input_budget,
         generator.eval_batch,
         generator.answerer_names(),
         context.log.info,
     )
-    report = result.report(strategy, lm.identity, ground_truth, sample, generator.eval_batch)
-    path = report.write(data_dir.layout.reports)
-    figures = {
-        **report.figures,
-        "threshold": retrieval.threshold(model),
-        "input_budget_tokens": generator.input_budget,
-        "comparison_path": Link(data_dir.layout.relative(path)),
-    }
-    return Output(report.table, metadata=metadata(figures))
+    if report.markdown:
+        report.figures["comparison_path"] = Link(data_dir.layout.relative(report.write(data_dir.layout.reports)))
+    return Output(report.table, metadata=metadata(report.figures))

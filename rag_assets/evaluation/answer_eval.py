@@ -178,6 +178,56 @@ def evaluate_answers(
     )
 
 
+def compare_answerers_on(
+    layout,
+    strategy: str,
+    tables: Callable[[], tuple[pd.DataFrame, pd.DataFrame]],
+    snapshot: pd.DataFrame,
+    truth: pd.DataFrame,
+    spec: gt.Sample,
+    model,
+    lm: Callable,
+    threshold: float,
+    budget: int,
+    batch: int,
+    answerers: list[str],
+    log: Callable[[str], None] = print,
+) -> Report:
+    """`evaluate_answers` on the sample `spec` draws from `truth` (one phrasing per question),
+    answered from `strategy` (`tables()` reads its chunks and embeddings; `lm()` loads the
+    generator: neither runs when nothing is sampled), and its report."""
+    sample = gt.sample(truth, spec).drop_duplicates("question_id")
+    if sample.empty:
+        skipped = (
+            "no questions sampled (eval_answerable, eval_unanswerable and eval_out_of_domain are 0): "
+            "nothing was generated or measured"
+        )
+        return Report(
+            "answerers", "", pd.DataFrame(columns=["query_id", "kind", "answer"]), figures={"skipped": skipped}
+        )
+    generator = lm()
+    chunks, embeddings = tables()
+    result = evaluate_answers(
+        layout,
+        strategy,
+        chunks,
+        embeddings,
+        snapshot,
+        truth,
+        sample,
+        model,
+        generator,
+        threshold,
+        budget,
+        batch,
+        answerers,
+        log,
+    )
+    report = result.report(strategy, generator.identity, truth, sample, batch)
+    report.figures.update(threshold=float(threshold), input_budget_tokens=budget)
+    return report
+
+
 def _per_question(scored: pd.DataFrame, questions: str, column: str) -> pd.DataFrame:
     """question x answerer values of `column` over the questions the metric is paired on."""
     ok = scored[scored["failure"].map(lambda f: not isinstance(f, str))]

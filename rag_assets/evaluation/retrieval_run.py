@@ -11,8 +11,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from rag_assets import stats
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.ground_truth import Sample
+from rag_assets.report import Outcome
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, Reranker, find_cross_encoder
 from rag_assets.retrieval.search import DOCUMENT_DEPTH, ChunkIndex, run_queries, run_queries_on
 
@@ -152,24 +154,42 @@ def retrieve_models(
     return runs, encode_ms
 
 
-def strategies_with(chunk_sets, embeddings, models: list[str]) -> tuple[list[str], list[str]]:
-    """(the strategies every one of `models` embedded, those some model did not): only the
-    first are searched, so that the models are compared on the same strategies."""
-    strategies = sorted(s for s in chunk_sets if all((m, s) in embeddings for m in models))
-    return strategies, sorted(set(chunk_sets) - set(strategies))
-
-
-def run_figures(runs: pd.DataFrame, encode_ms: dict, identities: dict, rerankers: Rerankers, engine) -> dict:
-    """What a set of runs reports beside its table: the models, systems, rerankers, engine, and
-    the latency of each retriever (p50 and p95 of its stage and of the whole query)."""
-    from rag_assets import stats
-
+def evaluate(
+    layout,
+    chunk_sets: Mapping[str, Callable[[], pd.DataFrame]],
+    embeddings: Mapping[tuple[str, str], Callable[[], pd.DataFrame]],
+    snapshot: pd.DataFrame,
+    truth: pd.DataFrame,
+    models: dict,
+    serving_rule: Callable,
+    rerank: tuple[str, int, int],
+    lm: Callable,
+    engine=None,
+    log: Callable[[str], None] = print,
+) -> Outcome:
+    """`retrieve_models` over the strategies every model embedded (`embeddings[(model, strategy)]`
+    loads one table), the serving strategy chosen among them by `serving_rule`, the rerankers
+    configured from `rerank` (cross-encoder, LLM reranker's questions and depth; `lm()` loads the
+    generator only when it has questions), with the runs' figures."""
+    names = list(models)
+    strategies = sorted(s for s in chunk_sets if all((m, s) in embeddings for m in names))
+    skipped = sorted(set(chunk_sets) - set(strategies))
+    warnings = (
+        [f"strategies {', '.join(skipped)} lack the embeddings of a model of {', '.join(names)}"] if skipped else []
+    )
+    serving = serving_rule(strategies)
+    rerankers = Rerankers.configure(*rerank, lm, truth, serving)
+    note = f"reranker: {rerankers.cross_encoder_status}; rerank-llm: {rerankers.llm_status}"
+    log(note)
+    runs, encode_ms = retrieve_models(
+        layout, strategies, chunk_sets, embeddings, snapshot, truth, models, rerankers, serving, engine, log
+    )
     latency = {
         r: {"stage_ms": stats.percentiles(g["stage_ms"]), "total_ms": stats.percentiles(g["total_ms"])}
         for r, g in runs.groupby("retriever")
     }
-    return {
-        "models": identities,
+    figures = {
+        "models": {m: model.identity for m, model in models.items()},
         "strategies": sorted(runs["strategy"].unique()),
         "retrievers": sorted(runs["retriever"].unique()),
         "rerank": rerankers.cross_encoder_status,
@@ -178,3 +198,4 @@ def run_figures(runs: pd.DataFrame, encode_ms: dict, identities: dict, rerankers
         "engine": "ray" if engine else "local",
         "latency_ms": latency,
     }
+    return Outcome(runs, figures, warnings=warnings)
