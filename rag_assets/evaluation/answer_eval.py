@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rag_assets import stats
 from rag_assets.answering import scoring
 from rag_assets.answering.answerer import build_answerer, with_titles
 from rag_assets.answering.output_cache import AnswerCache
+from rag_assets.evaluation import comparisons
 from rag_assets.evaluation.provenance import of_table as provenance_of_table
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.ingest.access import ALL_TENANTS
@@ -254,10 +254,8 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
             table = _per_question(scored, questions, column)
             if a not in table or b not in table:
                 continue
-            diff = table[a] - table[b]
-            if column in LOWER_IS_BETTER:
-                diff = -diff
-            wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+            sign = -1 if column in LOWER_IS_BETTER else 1
+            tested = comparisons.paired(sign * table[a], sign * table[b])
             rows.append(
                 {
                     "answerer_a": a,
@@ -267,9 +265,7 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
                     "n": len(table),
                     "value_a": float(table[a].mean()) if len(table) else np.nan,
                     "value_b": float(table[b].mean()) if len(table) else np.nan,
-                    "wins": wins,
-                    "losses": losses,
-                    "p_value": stats.sign_test(wins, losses),
+                    **tested,
                 }
             )
     out = pd.DataFrame(
@@ -287,7 +283,7 @@ def compare_answerers(scored: pd.DataFrame) -> pd.DataFrame:
             "p_value",
         ],
     )
-    return out.assign(p_holm=stats.holm(out["p_value"].tolist()) if len(out) else [])
+    return comparisons.with_holm(out)
 
 
 def comparison_markdown(comparison: pd.DataFrame, latency: dict) -> str:

@@ -1,5 +1,6 @@
-"""Paired comparisons of two systems on the same queries: wins and losses at k, the exact sign
-test, Holm's adjustment across a whole table. One function serves every report."""
+"""Paired comparisons on the same questions: wins and losses by question, the exact sign test
+(`paired`), Holm's adjustment across a whole table (`with_holm`). These two serve every report:
+hits at k (the significance report, the regression report) and the answerers' scores."""
 
 from __future__ import annotations
 
@@ -86,31 +87,40 @@ PAIRED_COLUMNS = [
 SIGNIFICANCE_COLUMNS = ["comparison_id", "comparison", "a", "b", *PAIRED_COLUMNS]
 
 
+def paired(a: pd.Series, b: pd.Series) -> dict:
+    """a against b on per-question values aligned by question: a win is a question where a's value
+    is higher, a loss one where it is lower, and the exact sign test runs on those (ties dropped).
+    Every comparison of every report goes through here."""
+    wins, losses = int((a > b).sum()), int((a < b).sum())
+    return {"wins": wins, "losses": losses, "p_value": stats.sign_test(wins, losses)}
+
+
+def with_holm(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with `p_holm`: Holm's adjustment of its `p_value`s, the whole table one family."""
+    return table.assign(p_holm=stats.holm(table["p_value"].tolist()) if len(table) else [])
+
+
 def paired_at(a: pd.Series, b: pd.Series, questions: pd.Series, k: int) -> dict:
     """a against b at k, paired by question: a question's hit share is the share of its
-    phrasings with a hit in the top k (first-hit ranks aligned by query; NA = no hit). A win
-    is a question where a's share is higher; the exact sign test runs on the discordant
-    questions, never on phrasings, which are not independent of each other."""
+    phrasings with a hit in the top k (first-hit ranks aligned by query; NA = no hit); the
+    shares are compared by `paired`, never the phrasings, which are not independent of each other."""
     share_a = (a.fillna(k + 1) <= k).astype(float).groupby(questions).mean()
     share_b = (b.fillna(k + 1) <= k).astype(float).groupby(questions).mean()
-    wins, losses = int((share_a > share_b).sum()), int((share_a < share_b).sum())
     tie = share_a == share_b
     return {
-        "wins": wins,
-        "losses": losses,
+        **paired(share_a, share_b),
         "ties_hit": int((tie & (share_a > 0)).sum()),
         "ties_miss": int((tie & (share_a == 0)).sum()),
         "recall_a": float(share_a.mean()),
         "recall_b": float(share_b.mean()),
-        "p_value": stats.sign_test(wins, losses),
     }
 
 
 def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:
-    """The one paired comparison. `pairs`: (ids, a, b), where `ids` maps each of `id_columns`
-    to what names the pair, and a and b are per-query hit tables (query_id, question_id,
-    hit_rank). Per pair and k: wins and losses by question on the queries both have, the exact
-    sign test, and Holm's adjustment across the whole table."""
+    """Hits at k compared pair by pair. `pairs`: (ids, a, b), where `ids` maps each of
+    `id_columns` to what names the pair, and a and b are per-query hit tables (query_id,
+    question_id, hit_rank). Per pair and k: `paired_at` on the queries both have, and Holm's
+    adjustment across the whole table."""
     rows = []
     for ids, a, b in pairs:
         joined = a.merge(b, on=["query_id", "question_id"], suffixes=("_a", "_b"))
@@ -118,9 +128,7 @@ def compare_paired(pairs, id_columns: list[str], ks=KS) -> pd.DataFrame:
         for k in ks:
             tested = paired_at(joined["hit_rank_a"], joined["hit_rank_b"], joined["question_id"], k)
             rows.append({**ids, "k": k, **tested, **counts})
-    table = pd.DataFrame(rows, columns=[*id_columns, *PAIRED_COLUMNS])
-    table["p_holm"] = stats.holm(table["p_value"].tolist()) if len(table) else []
-    return table
+    return with_holm(pd.DataFrame(rows, columns=[*id_columns, *PAIRED_COLUMNS]))
 
 
 def system_hits(hits: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
