@@ -113,7 +113,10 @@ class Served:
     def problems(self, strategy: str) -> list[str]:
         """Why the strategy's index cannot be served, one phrase each (empty: it can): a file
         that cannot be read, a stale or missing part, a blocking check failed or never run."""
-        return self.unreadable(strategy) + self.freshness_problems(strategy) + self.failed_checks(strategy)
+        latest = self.latest_parts(strategy)  # read once, for both checks that need it
+        return (
+            self.unreadable(strategy, latest) + self.freshness_problems(strategy) + self.failed_checks(strategy, latest)
+        )
 
     def not_ready(self, strategy: str, problems: list[str]) -> IndexNotReady:
         """The one message a refused index gets, in `ask` and in `serve`."""
@@ -129,12 +132,12 @@ class Served:
             f"materialise it again (`rag-assets run --models {model}`, or from the UI) before asking{hint}"
         )
 
-    def unreadable(self, strategy: str) -> list[str]:
+    def unreadable(self, strategy: str, latest: list | None = None) -> list[str]:
         """The materialised parts of the strategy's index whose file this process cannot open now
         (a byte of each is read; one never materialised is the stale verdict's to name)."""
         out = []
-        for key, partition in self.parts(strategy):
-            if self.latest(key, partition) is None:
+        for key, partition, record in latest or self.latest_parts(strategy):
+            if record is None:
                 continue
             try:
                 with self._file(key.to_user_string(), partition).open("rb") as f:
@@ -180,27 +183,30 @@ class Served:
                 problems.append(f"{label(key, partition)} is stale: {'; '.join(causes)}")
         return problems
 
-    def latest(self, key: AssetKey, partition: str | None):
-        records = self.instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
-        ).records
-        return records[0] if records else None
+    def latest_parts(self, strategy: str) -> list[tuple[AssetKey, str | None, object]]:
+        """(asset, partition, its newest materialisation record or None) for each part of the index."""
+        out = []
+        for key, partition in self.parts(strategy):
+            records = self.instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+            ).records
+            out.append((key, partition, records[0] if records else None))
+        return out
 
     def version(self, strategy: str) -> tuple:
         """The storage ids of the newest materialisations the strategy's index is made of."""
-        return tuple(getattr(self.latest(k, p), "storage_id", None) for k, p in self.parts(strategy))
+        return tuple(getattr(record, "storage_id", None) for _, _, record in self.latest_parts(strategy))
 
-    def failed_checks(self, strategy: str) -> list[str]:
+    def failed_checks(self, strategy: str, latest: list | None = None) -> list[str]:
         """The served assets' blocking checks that failed on, or never ran on, their latest materialisation."""
         graph = self.defs.resolve_asset_graph()
         out = []
-        for key, partition in self.parts(strategy):
-            latest = self.latest(key, partition)
+        for key, partition, record in latest or self.latest_parts(strategy):
             for check in sorted(
                 (c for c in graph.asset_check_keys if c.asset_key == key and graph.get_check_spec(c).blocking),
                 key=lambda c: c.name,
             ):
-                passed = _evaluation(self.instance, check, latest) if latest else True
+                passed = _evaluation(self.instance, check, record) if record else True
                 if passed is False:
                     out.append(f"{label(key, partition)} failed its check {check.name}")
                 elif passed is None:
