@@ -11,12 +11,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from rag_assets.answering.answerer import ANSWERERS
-from rag_assets.ingest.dataset import PROJECT_ROOT, Dataset
+from rag_assets.ingest.dataset import Dataset
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
-from rag_assets.settings import Settings
-
-DEFAULT_DATA_DIR = str(PROJECT_ROOT / "data")
+from rag_assets.settings import DEFAULT_DATA_DIR, Settings
 
 
 class CommandError(Exception):
@@ -109,7 +107,7 @@ def question(value: str) -> str:
 
 
 def add_data_dir(p: argparse.ArgumentParser, help: str | None = None) -> None:
-    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=help)
+    p.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR), help=help)
 
 
 def add_dataset(p: argparse.ArgumentParser, switch: bool = False) -> None:
@@ -226,6 +224,32 @@ def settings_of(args: argparse.Namespace, dataset: Dataset, **given) -> Settings
         return environment.replace(
             **from_options, **given, postgres=postgres_url(getattr(args, "instance_postgres", None))
         )
+
+
+def check_compute(settings: Settings) -> None:
+    """Ray installed and its cluster reachable, when the settings ask for it (`run`, `ui`)."""
+    if settings.engine != "ray":
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'")
+    if settings.ray_address:
+        from rag_assets.retrieval.ray_engine import check_reachable
+
+        with refusing(ConnectionError):
+            check_reachable(settings.ray_address)
+
+
+def checked_endpoint(settings: Settings, max_new_tokens: int):
+    """The OpenAI-compatible endpoint the settings name, checked to answer: refused in one line,
+    before anything starts, when it cannot."""
+    from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
+
+    lm = EndpointLM(settings.generator_url, settings.generator_model, max_new_tokens)
+    with refusing(EndpointUnavailable):
+        lm.check()
+    return lm
 
 
 def writable(data_dir) -> None:

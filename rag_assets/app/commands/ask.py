@@ -15,6 +15,7 @@ from rag_assets.app.options import (
     add_embedder,
     add_generator,
     add_instance,
+    checked_endpoint,
     dataset_of,
     question,
     refusing,
@@ -119,12 +120,7 @@ def generator(settings, used, endpoint: bool = True):
     """The model that writes answers: the endpoint the settings name (checked to answer) when
     it is used, else the local one (its weights load on first use, if ever)."""
     if endpoint and settings.generator_url:
-        from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
-
-        lm = EndpointLM(settings.generator_url, settings.generator_model, used.max_new_tokens)
-        with refusing(EndpointUnavailable):
-            lm.check()
-        return lm
+        return checked_endpoint(settings, used.max_new_tokens)
     from rag_assets.answering.generation import LocalLM
 
     return LocalLM(used.generator, used.max_new_tokens, used.answer_prefix)

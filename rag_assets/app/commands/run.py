@@ -17,6 +17,8 @@ from rag_assets.app.options import (
     add_instance,
     add_models,
     answerers_help,
+    check_compute,
+    checked_endpoint,
     count,
     dataset_of,
     megabytes,
@@ -106,7 +108,10 @@ def command(args: argparse.Namespace) -> int:
         answerers=args.answerers,
     )
     check_compute(settings)
-    _check_endpoint(settings)  # an endpoint that cannot answer is refused before the run starts
+    if settings.generator_url:  # an endpoint that cannot answer is refused before the run starts
+        from rag_assets.answering.generation import MAX_NEW_TOKENS
+
+        checked_endpoint(settings, MAX_NEW_TOKENS)
     data_dir = DataDir(settings.data_dir).root
     writable(data_dir)  # created here, once nothing else refuses
     try:
@@ -146,31 +151,6 @@ def _strategies(value: str | None) -> list[str]:
     if unknown:
         raise CommandError(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
     return chosen
-
-
-def check_compute(settings: Settings) -> None:
-    """Ray installed and its cluster reachable, when the settings ask for it (`run`, `ui`)."""
-    if settings.engine != "ray":
-        return
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'")
-    if settings.ray_address:
-        from rag_assets.retrieval.ray_engine import check_reachable
-
-        with refusing(ConnectionError):
-            check_reachable(settings.ray_address)
-
-
-def _check_endpoint(settings: Settings) -> None:
-    if not settings.generator_url:
-        return
-    from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
-    from rag_assets.answering.generation import MAX_NEW_TOKENS
-
-    with refusing(EndpointUnavailable):
-        EndpointLM(settings.generator_url, settings.generator_model, MAX_NEW_TOKENS).check()
 
 
 def _run(args: argparse.Namespace, settings: Settings, strategies: list[str]) -> int:

@@ -16,6 +16,7 @@ from rag_assets.app.options import (
     add_dataset,
     add_instance,
     add_models,
+    check_compute,
     dataset_of,
     port,
     refusing,
@@ -48,7 +49,6 @@ def command(args: argparse.Namespace) -> int:
     settings file this command writes; only the instance's URL travels in its environment, where
     dagster.yaml tells Dagster to read it."""
     from rag_assets.app import dataset_record
-    from rag_assets.app.commands.run import check_compute
     from rag_assets.app.instance import (
         POSTGRES_ENV,
         cancel_abandoned_queue,
