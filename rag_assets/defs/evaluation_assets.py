@@ -13,7 +13,6 @@ from rag_assets.defs.glue import (
     all_strategies_lazily,
     columns_of,
     metadata,
-    questions_metadata,
     recorded,
 )
 from rag_assets.defs.io_manager import PREVIEW_KEY
@@ -132,7 +131,7 @@ def evaluation_tables(query_hits: pd.DataFrame, retrieval_runs: pd.DataFrame):
     return Output(
         table,
         metadata={
-            **questions_metadata(str(provenance["question_origin"])),
+            **gt.origin_figures(str(provenance["question_origin"])),
             **{k: MetadataValue.text(str(v)) for k, v in provenance.items()},
             "recall": MetadataValue.md(significance.recall_table(table)),
         },
@@ -203,5 +202,5 @@ def refusal_sweep(
     thresholds = {name: retrieval.threshold(name) for name in embedder.names()}
     sweep = refusal_figures.sweep_models(retrieval_runs, ground_truth, texts, strategy, thresholds)
     storage.write_bytes(data_dir.layout.reports / refusal_figures.PLOT_NAME, sweep.plot)
-    figures = {**questions_metadata(ground_truth), **sweep.figures, "configured_strategy": retrieval.serving_strategy}
+    figures = {**gt.origin_figures(ground_truth), **sweep.figures, "configured_strategy": retrieval.serving_strategy}
     return Output(sweep.table, metadata=metadata(figures))

@@ -7,7 +7,6 @@ import pandas as pd
 from dagster import Any, AssetCheckResult, AssetIn, AssetKey, DataVersion, MetadataValue, Output
 
 from rag_assets.defs.io_manager import LAZY_KEY
-from rag_assets.ingest.ground_truth import origin_figures
 from rag_assets.report import Link, Markdown, Outcome, Significant
 
 # Unpartitioned assets read whichever strategies were materialised (`run --strategies`).
@@ -94,8 +93,3 @@ def label(key: AssetKey | str, partition: str | None = None) -> str:
     """`asset[partition]`, or `asset` for an unpartitioned one: how every message names an asset."""
     name = key if isinstance(key, str) else key.to_user_string()
     return f"{name}[{partition}]" if partition else name
-
-
-def questions_metadata(origin: str | pd.DataFrame) -> dict:
-    """Where an asset's questions came from, first in its metadata (a label or a ground truth)."""
-    return origin_figures(origin)

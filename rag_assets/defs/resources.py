@@ -201,9 +201,9 @@ def _lm(model: str, max_new_tokens: int, answer_prefix: str) -> LocalLM:
 
 def from_settings(settings: Settings) -> dict:
     """The resources every asset, sensor and reader of the graph shares, from `settings`."""
-    data_dir = DataDir(settings.data_dir).root
+    layout = DataDir(settings.data_dir)
     return {
-        "io_manager": ParquetIOManagerFactory(base_path=str(DataDir(data_dir).assets)),
+        "io_manager": ParquetIOManagerFactory(base_path=str(layout.assets)),
         "dataset": DatasetResource(
             root=settings.dataset,
             full_ground_truth=settings.full_ground_truth,
@@ -211,7 +211,7 @@ def from_settings(settings: Settings) -> dict:
             **({"draft_questions": settings.draft_questions} if settings.draft_questions else {}),
             **({"max_file_mb": settings.max_file_mb} if settings.max_file_mb else {}),
         ),
-        "data_dir": DataDirResource(root=str(data_dir)),
+        "data_dir": DataDirResource(root=str(layout.root)),
         "embedder": EmbedderResource(models=settings.models),
         "compute": ComputeResource(engine=settings.engine, ray_address=settings.ray_address),
         "retrieval": RetrievalSettings(
