@@ -99,6 +99,11 @@ class DataDir:
         return self.root / "cache" / "embeddings"
 
     @property
+    def endpoint_records(self) -> storage.AnyPath:
+        """Each embedding endpoint's probe vectors: its identity between runs."""
+        return self.root / "cache" / "endpoints"
+
+    @property
     def draft_cache(self) -> storage.AnyPath:
         return self.root / "cache" / "drafts"
 

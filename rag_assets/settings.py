@@ -18,6 +18,7 @@ from pathlib import Path
 from rag_assets import storage
 from rag_assets.answering.answerer import answerer_names
 from rag_assets.drafting.question_set import MODES
+from rag_assets.experiment import spec
 from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT
 from rag_assets.retrieval import packaged
 from rag_assets.retrieval.lexical import ANALYZERS
@@ -34,6 +35,7 @@ VARIABLES = {
     "RAG_ASSETS_ENGINE": "engine",
     "RAG_ASSETS_RAY_ADDRESS": "ray_address",
     "RAG_ASSETS_ANN_MIN_CHUNKS": "ann_min_chunks",
+    "RAG_ASSETS_EXPERIMENT": "experiment",
 }
 
 
@@ -62,11 +64,14 @@ class Settings:
     generator_url: str = ""
     generator_model: str = ""
     answerers: str | None = None  # what generation_eval compares; None: its default
+    experiment: str = ""  # an experiment file; empty: the dataset's experiment.yaml, if it has one
     postgres: str | None = field(default=None, repr=False)  # the instance's URL (holds a password)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", str(storage.as_path(self.data_dir)))
         object.__setattr__(self, "dataset", str(Path(self.dataset).expanduser().resolve()))
+        if self.experiment:
+            object.__setattr__(self, "experiment", str(Path(self.experiment).expanduser().resolve()))
         try:
             packaged.names(self.models)
             if self.answerers is not None:
@@ -93,6 +98,8 @@ class Settings:
             yield f"the question set is one of {', '.join(MODES)}, got {self.questions!r}"
         if self.draft_questions is not None and self.draft_questions < 1:
             yield f"a drafted set asks about at least 1 needle, got {self.draft_questions}"
+        if self.experiment and not Path(self.experiment).is_file():
+            yield f"no experiment file {self.experiment} (write one with `rag-assets init`)"
         if self.generator_url and self.generator:
             yield "--generator and --generator-url name two generators: give one"
         if self.generator_model and not self.generator_url:
@@ -108,6 +115,11 @@ class Settings:
     def replace(self, **changes) -> Settings:
         """These settings with `changes` (None leaves a field as it is), checked again."""
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def experiment_file(self) -> Path | None:
+        """The experiment file named, else the dataset's experiment.yaml (None: no experiment)."""
+        return spec.find(Path(self.dataset), self.experiment or None)
 
     @property
     def model_names(self) -> list[str]:

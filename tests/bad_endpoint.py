@@ -6,8 +6,14 @@ failure counts: `python tests/bad_endpoint.py PORT` (loopback only).
 - cut: stops at 2 tokens with finish_reason "length" (the server's context window was full);
 - garbage: a 200 whose body is not JSON;
 - flaky: 503 on a prompt's first request, a real answer on its retry.
+
+Its `/v1/embeddings` serves vectors made from each text's hash (8 dimensions, seeded by the
+second argument, so a restart with another seed is a model that moved behind the same name), and
+fails one way per model: `unauthorized` 401, `ratelimited` 429, `broken` 500, `slow` (as above),
+`short` one vector too few, `nan` vectors holding NaN; any other model answers.
 """
 
+import hashlib
 import json
 import sys
 import time
@@ -16,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SLOW_S = 5
 MODELS = ("slow", "empty", "cut", "garbage", "flaky")
 seen: set[str] = set()
+SEED = "0"
 
 
 def completion(content: str, finish: str, tokens: int) -> dict:
@@ -43,6 +50,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path.endswith("/embeddings"):
+            return self.embeddings(request)
         model, prompt = request["model"], request["messages"][-1]["content"]
         if model == "slow":
             time.sleep(SLOW_S)
@@ -59,9 +68,27 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(200, json.dumps(completion("It faces north [1].", "stop", 6)).encode())
 
+    def embeddings(self, request):
+        model, texts = request["model"], request["input"]
+        failures = {"unauthorized": (401, "invalid key"), "ratelimited": (429, "slow down"), "broken": (500, "oops")}
+        if model in failures:
+            status, message = failures[model]
+            return self._send(status, json.dumps({"error": {"message": message}}).encode())
+        if model == "slow":
+            time.sleep(SLOW_S)
+        vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{SEED}/{t}".encode()).digest()[:8]] for t in texts]
+        if model == "short":
+            vectors = vectors[:-1]
+        if model == "nan":
+            vectors[0][0] = float("nan")
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        body = {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": 3 * len(texts)}}
+        self._send(200, json.dumps(body).encode())
+
     def log_message(self, *args):
         pass
 
 
 if __name__ == "__main__":
+    SEED = sys.argv[2] if len(sys.argv) > 2 else "0"
     ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

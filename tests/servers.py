@@ -294,11 +294,42 @@ def model_server(name: str = "smollm2-135m-instruct"):
 
 
 @contextmanager
-def misbehaving_endpoint():
+def misbehaving_endpoint(seed: str = "0", port: int | None = None):
     """tests/bad_endpoint.py on a free loopback port: an OpenAI-compatible server whose every model
-    fails one way (see there); yields its API base."""
-    port = free_port()
+    fails one way (see there), its embeddings seeded by `seed`; yields its API base."""
+    port = port or free_port()
     base = f"http://127.0.0.1:{port}/v1"
     script = str(Path(__file__).parent / "bad_endpoint.py")
-    with running_process([sys.executable, script, str(port)], base + "/models", "bad_endpoint.py", 30):
+    with running_process([sys.executable, script, str(port), seed], base + "/models", "bad_endpoint.py", 30):
+        yield base
+
+
+INFINITY = Path(os.environ.get("RAG_ASSETS_INFINITY", Path(__file__).parent.parent / ".ci/infinity/bin/infinity_emb"))
+
+
+@contextmanager
+def infinity_server(model_folder: Path):
+    """infinity-emb (an embedding server that is not ours, in its own virtual environment: .ci/run
+    installs it) serving `model_folder` on a free loopback port; yields its base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [
+        str(INFINITY),
+        "v2",
+        "--model-id",
+        str(model_folder),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--engine",
+        "torch",
+        "--device",
+        "cpu",
+        "--no-bettertransformer",
+        "--batch-size",
+        "32",
+    ]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
+    with running_process(command, base + "/models", "infinity_emb", 240, env=env):
         yield base

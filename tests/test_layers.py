@@ -6,7 +6,15 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rag_assets"
-ASSET_MODULES = {"corpus_assets", "chunk_assets", "index_assets", "evaluation_assets", "generation_assets", "nightly"}
+ASSET_MODULES = {
+    "corpus_assets",
+    "chunk_assets",
+    "index_assets",
+    "evaluation_assets",
+    "generation_assets",
+    "nightly",
+    "experiment_assets",
+}
 DEFS_GLUE = {"automation", "glue", "partitions", "resources", "io_manager"}
 
 
@@ -40,7 +48,7 @@ def test_no_module_outside_defs_and_the_shell_imports_dagster_or_them():
 # The core's floors, lowest first: a module imports from its own floor and those below, never above.
 # Beneath them all, the top-level modules (storage, layout, locking, columns, stats) import none of them;
 # above them all, settings.py, which checks a command's choices against what every floor offers.
-FLOORS = ("ingest", "chunking", "retrieval", "answering", "evaluation", "drafting", "settings.py")
+FLOORS = ("ingest", "chunking", "retrieval", "answering", "evaluation", "drafting", "experiment", "settings.py")
 
 
 def test_no_import_runs_back_up_a_floor():

@@ -1,4 +1,5 @@
 """Chunking strategies A-F, word windows and whole documents, with the offsets that slice back,
-and what a chunk set costs and destroys before any retrieval runs."""
+what a chunk set costs and destroys before any retrieval runs, and library chunks placed back
+with the passages a hit returns (parent document, sentence window)."""
 
-__all__ = ["diagnostics", "strategies"]
+__all__ = ["diagnostics", "placed", "strategies"]

@@ -167,7 +167,7 @@ def boundary_ranges(text: str, span: _Span, target: int) -> list[tuple[int, int]
     return out
 
 
-def _section_at(marks: list[Heading], offset: int) -> str:
+def section_at(marks: list[Heading], offset: int) -> str:
     """Section path in force at `offset` (the last `## ` heading before it, reset by `# `)."""
     i = bisect.bisect_right([h.start for h in marks], offset) - 1
     return marks[i].title if i >= 0 and marks[i].level == 2 else ""
@@ -177,7 +177,7 @@ def _ranges(text: str, strategy: Strategy, marks: list[Heading]) -> list[tuple[s
     """(section, start, end) of each chunk's own content, in document order."""
     if strategy.cut == "blind":
         step = strategy.target
-        return [(_section_at(marks, i), i, min(i + step, len(text))) for i in range(0, len(text), step)]
+        return [(section_at(marks, i), i, min(i + step, len(text))) for i in range(0, len(text), step)]
     if strategy.cut == "boundaries":
         return [
             (span.section, a, b)
@@ -263,7 +263,7 @@ def _word_windows(document_id: str, text: str, strategy: Strategy) -> list[Chunk
                 position=position,
                 text=overlap + text[start:end],
                 content=text[start:end],
-                section=_section_at(marks, start),
+                section=section_at(marks, start),
                 start=start,
                 end=end,
                 overlap=overlap,
@@ -293,9 +293,17 @@ def chunk_table_hash(chunks: pd.DataFrame) -> str:
 
 
 def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
-    """Chunks of every `ok` document of a snapshot, in (path, position) order, each stamped
-    with the extractor (and its version) that produced the text it points into and with its
-    locator in the original file (page, time span or cell range; None for plain text)."""
+    """Chunks of every `ok` document of a snapshot by one strategy (see `chunk_documents`)."""
+    return chunk_documents(
+        documents, lambda document_id, title, text, _: chunk_document(document_id, title, text, strategy)
+    )
+
+
+def chunk_documents(documents: pd.DataFrame, cut) -> pd.DataFrame:
+    """Chunks of every `ok` document of a snapshot, `cut(document_id, title, text, language)`
+    making each document's, in (path, position) order, each stamped with the extractor (and its
+    version) that produced the text it points into and with its locator in the original file
+    (page, time span or cell range; None for plain text)."""
     ok = documents[documents["status"] == "ok"].sort_values("path")
     rows = []
     for d in ok.itertuples():
@@ -308,7 +316,7 @@ def chunk_corpus(documents: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
                 "locator": spans.locate(c.start, c.end),
                 "language": d.language,
             }
-            for c in chunk_document(d.document_id, d.title, d.text, strategy)
+            for c in cut(d.document_id, d.title, d.text, d.language)
         ]
     frame = pd.DataFrame(rows, columns=CHUNK_COLUMNS)
     return frame.astype(

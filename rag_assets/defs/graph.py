@@ -75,11 +75,19 @@ RUN_JOBS = [
 def build_definitions(settings: Settings) -> Definitions:
     """The whole graph over one data dir and dataset, with its resources made from `settings`
     (checked when they were made). Nothing is built on import: a command calls this once it has
-    its settings, and `definitions.py` calls it for the UI."""
+    its settings, and `definitions.py` calls it for the UI. With an experiment file (named, or
+    the dataset's experiment.yaml), its configurations' assets and jobs too (ExperimentError when
+    the file cannot run)."""
+    experiment_assets, experiment_jobs = [], []
+    if settings.experiment_file:
+        from rag_assets.defs.experiment_assets import experiment_definitions
+        from rag_assets.experiment import spec
+
+        experiment_assets, experiment_jobs = experiment_definitions(spec.load(settings.experiment_file))
     return Definitions(
-        assets=[*SOURCES, *ASSETS],
+        assets=[*SOURCES, *ASSETS, *experiment_assets],
         sensors=[source_versions_sensor, automation_sensor],
-        jobs=[nightly_evaluation_job, *RUN_JOBS],
+        jobs=[nightly_evaluation_job, *RUN_JOBS, *experiment_jobs],
         schedules=[nightly_evaluation_schedule],
         resources=from_settings(settings),
     )

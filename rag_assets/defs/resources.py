@@ -47,6 +47,17 @@ class DatasetResource(ConfigurableResource):
         return Sample(self.sample_answerable, self.sample_unanswerable, None, self.sample_seed)
 
 
+class ExperimentResource(ConfigurableResource):
+    """The experiment file the definitions were built from (empty: none)."""
+
+    path: str = ""
+
+    def experiment(self):
+        from rag_assets.experiment import spec
+
+        return spec.load(self.path) if self.path else None
+
+
 class DataDirResource(ConfigurableResource):
     """The data dir: assets that are not tables (BM25 indexes) and reports live under it. A run
     that uses it holds the data dir's lock shared (see rag_assets.locking)."""
@@ -212,6 +223,7 @@ def from_settings(settings: Settings) -> dict:
             **({"max_file_mb": settings.max_file_mb} if settings.max_file_mb else {}),
         ),
         "data_dir": DataDirResource(root=str(layout.root)),
+        "experiment": ExperimentResource(path=str(settings.experiment_file or "")),
         "embedder": EmbedderResource(models=settings.models),
         "compute": ComputeResource(engine=settings.engine, ray_address=settings.ray_address),
         "retrieval": RetrievalSettings(

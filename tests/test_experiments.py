@@ -1,0 +1,235 @@
+"""Experiment files: checked at the door with the file's line, expanded into configurations whose
+fingerprints move only with their own arms, library chunks placed back, endpoints that are not ours
+(infinity-emb) and endpoints that misbehave, and `run --experiment` to a leaderboard."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag_assets.app.cli import main
+from rag_assets.chunking import placed
+from rag_assets.experiment import arms, spec
+from rag_assets.ingest import snapshot
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.embedding import model_path
+from tests.conftest import write_dataset
+from tests.servers import INFINITY, infinity_server, misbehaving_endpoint
+
+CLI = [sys.executable, "-m", "rag_assets.app.cli"]
+CHAPTER = Path(__file__).parent.parent / "data" / "default_corpus" / "documents"
+
+
+def experiment_file(folder: Path, text: str) -> Path:
+    path = folder / "experiment.yaml"
+    path.write_text(text)
+    return path
+
+
+GOOD = """search: one-factor
+chunkers:
+  E: E
+  b512: {cut: boundaries, size: 512, overlap: 64}
+embedders: [minilm]
+retrievers: [hybrid, bm25]
+"""
+BAD = [  # (file, the line named, words of the message)
+    (GOOD.replace("search: one-factor", "serch: grid"), 1, "unknown key 'serch' (did you mean 'search'?)"),
+    (
+        GOOD.replace(
+            "b512: {cut: boundaries, size: 512, overlap: 64}", "b512: {cut: boundaries, size: 64, overlap: 64}"
+        ),
+        4,
+        "overlap 64 must be smaller than size 64",
+    ),
+    (GOOD.replace("E: E", "E: Q"), 3, "unknown preset 'Q'"),
+    (GOOD.replace("[minilm]", "[minilm, bge]"), 5, "unknown packaged model 'bge'"),
+    (GOOD.replace("size: 512,", "sise: 512,"), 4, "unknown cut setting 'sise'"),
+    (GOOD + "rerankers:\n  ce: {cross_encoder: no/such/folder}\n", 8, "no folder"),
+    (GOOD.replace("[minilm]", "\n  mine: {path: empty}"), 6, "holds no weights"),
+    (GOOD + "baseline: {chunker: b1024}\n", 7, "unknown chunker arm 'b1024'"),
+]
+
+
+@pytest.mark.parametrize("text,line,words", BAD)
+def test_check_refuses_a_bad_file_in_one_line_naming_its_line(tmp_path, tiny_dataset, capsys, text, line, words):
+    (tmp_path / "empty").mkdir()
+    path = experiment_file(tmp_path, text)
+    code = main(["check", "--experiment", str(path), "--dataset", str(tiny_dataset), "--data-dir", str(tmp_path / "d")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"{path}:{line}:" in err and words in err
+
+
+def test_one_factor_and_grid_and_fingerprints_that_move_with_their_own_arms(tmp_path):
+    text = GOOD.replace("[minilm]", "[minilm, me5-small]")
+    one = spec.load(experiment_file(tmp_path, text))
+    # baseline, the other chunker, the other embedder, BM25 (which embeds nothing: one configuration)
+    assert [c.id for c in one.configurations] == [
+        "E+minilm+hybrid+none",
+        "b512+minilm+hybrid+none",
+        "E+me5-small+hybrid+none",
+        "E+-+bm25+none",
+    ]
+    grid = spec.load(experiment_file(tmp_path, text.replace("one-factor", "grid")))
+    assert len(grid.configurations) == 2 * 2 + 2  # hybrid: chunkers x embedders; bm25: per chunker
+    before = {c.id: c.fingerprint() for c in grid.configurations}
+    moved = spec.load(
+        experiment_file(tmp_path, text.replace("one-factor", "grid").replace("overlap: 64", "overlap: 32"))
+    )
+    after = {c.id: c.fingerprint() for c in moved.configurations}
+    assert {c for c in before if before[c] != after[c]} == {c for c in before if c.startswith("b512+")}
+
+
+def test_library_chunks_slice_back_and_a_chunk_nowhere_in_the_text_is_refused_by_count(tmp_path):
+    documents = snapshot.take(CHAPTER, 50 * 2**20).table
+    texts = dict(zip(documents["document_id"], documents["text"]))
+    minilm = __import__("rag_assets.retrieval.packaged", fromlist=["embedder"]).embedder("minilm")
+    count = lambda t: int(minilm.count_tokens([t], special_tokens=False)[0])  # noqa: E731
+    path = experiment_file(
+        tmp_path,
+        "chunkers:\n  sem: {semchunk: true, size: 128, unit: tokens, overlap: 0.25}\n"
+        "  chk: {chonkie: recursive, size: 400}\n  snt: {chonkie: sentence, size: 96, unit: tokens}\n"
+        "  parent: {cut: boundaries, size: 200, parent_size: 1000}\n  win: {cut: sentences, window: 1}\n"
+        "embedders: [minilm]\n",
+    )
+    for arm in spec.load(path).arms["chunkers"]:
+        made = arms.chunk_arm(documents, arm, count)
+        for frame in (made.indexed, made.returned):
+            assert len(frame) and all(
+                texts[d][s:e] == c
+                for d, s, e, c in zip(frame["document_id"], frame["start"], frame["end"], frame["content"])
+            )
+        if made.returned_of is not None:  # every indexed chunk returns a passage that holds its start
+            spans = made.returned.set_index("chunk_id")[["start", "end"]]
+            assert all(
+                spans.loc[made.returned_of[c], "start"] <= s < spans.loc[made.returned_of[c], "end"]
+                for c, s in zip(made.indexed["chunk_id"], made.indexed["start"])
+            )
+    text = texts[documents["document_id"].iloc[0]]
+    pieces = [text[100:400].lower(), text[500:700], "a sentence this document never wrote"]
+    got = placed.placed_chunks("doc", "lib", text, pieces, [(100, 400), (0, 0), (0, 0)])
+    assert [(c.start, c.end) for c in got.chunks] == [
+        (
+            100 + len(text[100:400]) - len(text[100:400].lstrip()),
+            400 - (len(text[100:400]) - len(text[100:400].rstrip())),
+        ),
+        placed.place(text, [text[500:700]])[0],
+    ]
+    with pytest.raises(placed.UnplacedChunks, match=r"lib: 1 chunks in 1 documents .*never wrote"):
+        placed.refuse_unplaced("lib", {"doc": got.unplaced})
+
+
+def _run(dataset: Path, data_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CLI, "run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--experiment", *extra],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def _check(path: Path, dataset: Path, data_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CLI, "check", "--experiment", str(path), "--dataset", str(dataset), "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "model,why",
+    [
+        ("unauthorized", "HTTP 401"),
+        ("ratelimited", "HTTP 429"),
+        ("broken", "HTTP 500"),
+        ("slow", "no answer within"),
+        ("short", "4 vectors for 5 texts"),
+        ("nan", "NaN"),
+    ],
+)
+def test_check_names_an_endpoint_that_misbehaves(tmp_path, tiny_dataset, bad_base, model, why):
+    path = experiment_file(
+        tmp_path, f"chunkers: [E]\nembedders:\n  served: {{url: '{bad_base}', model: {model}, batch_size: 8}}\n"
+    )
+    done = _check(path, tiny_dataset, tmp_path / "d")
+    assert done.returncode == 2, done.stdout
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and why in line and bad_base in line and f"{path}:3:" in line
+
+
+@pytest.fixture(scope="module")
+def bad_base():
+    with misbehaving_endpoint() as base:
+        yield base
+
+
+def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_resumes_from_the_cache(tmp_path):
+    dataset = write_dataset(tmp_path / "ds")
+    data_dir = tmp_path / "data"
+    from tests.servers import free_port
+
+    port = free_port()
+    text = (
+        "chunkers: [C]\nretrievers: [hybrid]\nembedders:\n  minilm: minilm\n"
+        "  served: {{url: 'http://127.0.0.1:{port}/v1', model: {model}}}\n"
+    )
+    path = experiment_file(dataset, text.format(port=port, model="broken"))
+    with misbehaving_endpoint(seed="1", port=port):
+        first = _run(dataset, data_dir)
+        assert first.returncode == 1
+        assert "configurations failed, nothing recorded for them: C+served+hybrid+none" in first.stderr
+        layout = DataDir(data_dir)
+        assert layout.table("experiment_runs", "C+minilm+hybrid+none").exists()
+        assert not layout.table("experiment_runs", "C+served+hybrid+none").exists()
+        board = (layout.reports / "experiment_leaderboard.md").read_text()
+        assert "C+served+hybrid+none`: no materialisation" in board
+        path.write_text(text.format(port=port, model="good"))
+        second = _run(dataset, data_dir)
+        assert second.returncode == 0, second.stderr[-2000:]
+        assert "C+minilm+hybrid+none" not in _changed(second.stdout)  # its arms did not move
+    with misbehaving_endpoint(seed="2", port=port):  # the same name, another model
+        third = _run(dataset, data_dir)
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert _changed(third.stdout) == {"experiment_configs[C+served+hybrid+none]"}
+    table = pd.read_parquet(DataDir(data_dir).table("experiment_leaderboard"))
+    assert set(table["config"]) == {"C+minilm+hybrid+none", "C+served+hybrid+none"}
+    assert (table["index_endpoint_calls"] > 0).tolist() == [c == "C+served+hybrid+none" for c in table["config"]]
+
+
+def _changed(stdout: str) -> set[str]:
+    found = re.search(r"new source versions: (.*)", stdout)
+    return {s for s in found.group(1).split(", ") if s.startswith("experiment_configs")} if found else set()
+
+
+@pytest.mark.skipif(not INFINITY.exists(), reason=f"infinity-emb is not installed at {INFINITY} (.ci/run installs it)")
+def test_infinity_serves_the_packaged_model_as_the_process_encodes_it_and_an_experiment_runs_through_it(tmp_path):
+    from rag_assets.experiment.arms import embedder_of
+    from rag_assets.retrieval import packaged
+
+    texts = [p.strip() for p in (CHAPTER.glob("*.md").__next__()).read_text().split("\n\n") if p.strip()][:64]
+    with infinity_server(model_path()) as base:
+        path = experiment_file(
+            tmp_path,
+            f"chunkers: [C]\nretrievers: [hybrid]\nembedders:\n"
+            f"  inf: {{url: '{base}', model: {model_path().parent.name}/model}}\n",
+        )
+        arm = spec.load(path).arms["embedders"][0]
+        served = embedder_of(arm, tmp_path / "records")
+        local = packaged.embedder("minilm-fp32").encode(texts)
+        assert float((served.encode(texts) * local).sum(axis=1).min()) >= 0.999
+        dataset = write_dataset(tmp_path / "ds")
+        shutil.copy(path, dataset / "experiment.yaml")
+        done = _run(dataset, tmp_path / "data")
+    assert done.returncode == 0, done.stderr[-2000:]
+    board = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_leaderboard"))
+    assert board["config"].tolist() == ["C+inf+hybrid+none"] and board["query_endpoint_calls"].iloc[0] > 0
+    assert json.loads(board["settings"].iloc[0])["embedders"]["url"] == base
+    assert np.isfinite(board["latency_p95_ms"]).all()
