@@ -6,12 +6,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import write_dataset
+from servers import CLI, INFINITY, infinity_server, misbehaving_endpoint, model_server
 
 from rag_assets.app.cli import main
 from rag_assets.chunking import placed
@@ -19,10 +20,7 @@ from rag_assets.experiment import arms, spec
 from rag_assets.ingest import snapshot
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.embedding import model_path
-from tests.conftest import write_dataset
-from tests.servers import INFINITY, infinity_server, misbehaving_endpoint
 
-CLI = [sys.executable, "-m", "rag_assets.app.cli"]
 CHAPTER = Path(__file__).parent.parent / "data" / "default_corpus" / "documents"
 
 
@@ -174,7 +172,7 @@ def bad_base():
 def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_resumes_from_the_cache(tmp_path):
     dataset = write_dataset(tmp_path / "ds")
     data_dir = tmp_path / "data"
-    from tests.servers import free_port
+    from servers import free_port
 
     port = free_port()
     text = (
@@ -233,3 +231,32 @@ def test_infinity_serves_the_packaged_model_as_the_process_encodes_it_and_an_exp
     assert board["config"].tolist() == ["C+inf+hybrid+none"] and board["query_endpoint_calls"].iloc[0] > 0
     assert json.loads(board["settings"].iloc[0])["embedders"]["url"] == base
     assert np.isfinite(board["latency_p95_ms"]).all()
+
+
+def test_the_llm_reranker_served_behind_rerank_scores_as_in_process_and_an_experiment_reranks_through_it(tmp_path):
+    """No packaged cross-encoder exists: `rag-assets serve-model` serves the LLM reranker behind the
+    /rerank protocol, and an experiment's rerank endpoint is tested against it."""
+    from rag_assets.answering.generation import LocalLM
+    from rag_assets.retrieval.remote import Endpoint, EndpointReranker
+    from rag_assets.retrieval.rerank import LLMRelevanceReranker
+
+    query = "Which way should the inlet valve face?"
+    passages = ["Tighten the bolts first.", "The inlet valve must face north.", "The warranty covers two years."]
+    dataset = write_dataset(tmp_path / "ds")
+    with model_server() as base:
+        served = EndpointReranker(Endpoint(base, "smollm2-135m-instruct"), depth=3).score(query, passages)
+        local = LocalLM("", answer_prefix="")
+        local.load_weights()
+        assert np.allclose(served, LLMRelevanceReranker(local).score(query, passages), atol=1e-4)
+        experiment_file(
+            dataset,
+            f"chunkers: [C]\nembedders: [minilm]\nretrievers: [hybrid]\nrerankers:\n  none: none\n"
+            f"  llm: {{url: '{base}', model: smollm2-135m-instruct, depth: 4}}\n",
+        )
+        done = _run(dataset, tmp_path / "data")
+    assert done.returncode == 0, done.stderr[-2000:]
+    board = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_leaderboard")).set_index("config")
+    rows = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_runs", "C+minilm+hybrid+llm"))
+    assert board.loc["C+minilm+hybrid+llm", "query_endpoint_calls"] == len(rows) > 0  # one call per question
+    assert board.loc["C+minilm+hybrid+none", "query_endpoint_calls"] == 0
+    assert rows["rerank_ms"].notna().all()

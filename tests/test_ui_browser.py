@@ -32,6 +32,10 @@ CHAIN = [
     "significance_report",
 ]
 
+EXPERIMENT = (
+    "chunkers:\n  C: C\n  b256: {cut: boundaries, size: 256}\nembedders: [minilm]\nretrievers: [hybrid, bm25]\n"
+)
+
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 
 
@@ -42,6 +46,9 @@ def ui(tmp_path_factory):
     env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
     common = ["--dataset", str(dataset), "--data-dir", str(root / "data")]
     built = subprocess.run([*CLI, "run", *common, "--no-llm"], env=env, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (dataset / "experiment.yaml").write_text(EXPERIMENT)
+    built = subprocess.run([*CLI, "run", *common, "--experiment"], env=env, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
     with running_ui(common, env) as base:
         yield base
@@ -181,6 +188,34 @@ def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, 
         assert found["headings"][0] == "Retrieval evaluation and significance"
         assert "Recall@k with 95 % intervals, by question" in found["headings"]
         assert found["tables"] == ["strategy", "comparison"]  # the recall table and the sign-test table
+        assert len(found["images"]) == 1 and found["images"][0]["natural"] > 0 and found["images"][0]["inside"], found
+        assert not page.errors, page.errors
+
+
+def test_the_experiment_leaderboard_renders_its_tables_and_frontier_plot_in_the_dialog(ui, page):
+    with looking_at(page, "experiment_leaderboard"):
+        visit(page, ui + "/assets/experiment_leaderboard", "[Show Markdown]")
+        page.get_by_text("[Show Markdown]", exact=True).first.click()
+        page.get_by_role("dialog").wait_for()
+        page.wait_for_function(
+            """() => { const d = document.querySelector('[role=dialog]'); if (!d) return false;
+                const images = [...d.querySelectorAll('img')];
+                return d.querySelectorAll('table').length >= 2 && images.length > 0
+                    && images.every(i => i.complete && i.naturalWidth > 0); }""",
+            timeout=30_000,
+        )
+        found = page.evaluate("""() => {
+            const d = document.querySelector('[role=dialog]'), box = d.getBoundingClientRect();
+            return {headings: [...d.querySelectorAll('h1,h2')].map(h => h.textContent),
+                    tables: [...d.querySelectorAll('table')].map(t => t.querySelector('th').textContent),
+                    configs: [...d.querySelectorAll('table')][0].innerText,
+                    images: [...d.querySelectorAll('img')].map(i => ({natural: i.naturalWidth,
+                        inside: i.getBoundingClientRect().right <= box.right}))};
+        }""")
+        assert found["headings"] == ["Experiment leaderboard", "Quality", "Latency, size and cost"], found
+        assert found["tables"] == ["rank", "config"], found
+        for config in ("C+minilm+hybrid+none", "b256+minilm+hybrid+none", "C+-+bm25+none"):
+            assert config in found["configs"], found["configs"]
         assert len(found["images"]) == 1 and found["images"][0]["natural"] > 0 and found["images"][0]["inside"], found
         assert not page.errors, page.errors
 

@@ -5,6 +5,12 @@ The subset vLLM, Ollama and llama.cpp's server share, non-streaming: `GET /v1/mo
 `max_tokens`, `usage` with the real token counts). One model process serves many `ask`s and
 runs; answers are decoded one request at a time. A prompt longer than the model's context
 window is refused with 400, as vLLM does.
+
+`POST /v1/rerank` (and `/rerank`) serves the LLM reranker in the Cohere / infinity request shape
+(`{model, query, documents, top_n}` -> `results` of `{index, relevance_score}`): the score is the
+log-odds of "yes" over "no" as the model's first answer to "does the passage answer the query?",
+exactly what `rerank-llm` computes in process. No packaged cross-encoder exists, so this is how an
+experiment's `/rerank` endpoint is tested against a real server.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel, Field
 
 from rag_assets.answering.generation import LocalLM
+from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
 
 DEFAULT_NAME = "smollm2-135m-instruct"
 MAX_TOKENS_CAP = 1024
@@ -32,6 +39,14 @@ class ChatRequest(BaseModel):
     messages: list[Message] = Field(min_length=1)
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = None  # decoding is greedy whatever is asked
+
+
+class RerankRequest(BaseModel):
+    model: str | None = None
+    query: str
+    documents: list[str] = Field(min_length=1)
+    top_n: int | None = Field(default=None, ge=1)
+    return_documents: bool = False
 
 
 def build_app(lm: LocalLM, name: str = DEFAULT_NAME) -> FastAPI:
@@ -75,6 +90,33 @@ def build_app(lm: LocalLM, name: str = DEFAULT_NAME) -> FastAPI:
                 "completion_tokens": generation.new_tokens,
                 "total_tokens": len(ids) + generation.new_tokens,
             },
+        }
+
+    @app.post("/v1/rerank")
+    @app.post("/rerank")
+    def rerank(request: RerankRequest) -> dict:
+        if request.model not in (None, name):
+            raise HTTPException(404, f"model {request.model!r} not found; this server serves {name!r}")
+        reranker = LLMRelevanceReranker(lm, len(request.documents))
+        with decoding:
+            scores = reranker.score(request.query, request.documents)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: request.top_n]
+        tokens = sum(
+            len(lm.prompt_ids(RELEVANCE_PROMPT.format(passage=d, query=request.query))) for d in request.documents
+        )
+        results = [
+            {
+                "index": i,
+                "relevance_score": float(scores[i]),
+                **({"document": {"text": request.documents[i]}} if request.return_documents else {}),
+            }
+            for i in order
+        ]
+        return {
+            "id": f"rerank-{uuid.uuid4().hex}",
+            "model": name,
+            "results": results,
+            "usage": {"total_tokens": tokens},
         }
 
     return app

@@ -88,6 +88,7 @@ def experiment_definitions(experiment: Experiment) -> tuple[list, list]:
             experiment_runs = {ids[0]: experiment_runs}
         tables = {c: read() for c, read in experiment_runs.items() if c in ids}
         failed = {c: "no materialisation: it failed or has not run (see its runs)" for c in ids if c not in tables}
+        failed.update(experiment.skipped)  # combinations the file asks for that cannot run
         report = leaderboard.rank(tables, experiment.rank_by, failed)
         path = report.write(data_dir.layout.reports)
         context.log.info(f"leaderboard written to {path}")

@@ -122,6 +122,7 @@ class Experiment:
     baseline: dict[str, str]
     rank_by: tuple[str, int]  # (metric, k)
     configurations: list[Configuration] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # combinations that cannot run, and why
 
     def arm(self, axis: str, name: str) -> Arm:
         return next(a for a in self.arms[axis] if a.name == name)
@@ -218,7 +219,9 @@ class _Reader:
                 baseline[axis] = name
         rank_by = self.rank_by(entries.get("rank_by", (None, None))[1])
         experiment = Experiment(self.path, search, arms, baseline, rank_by)
-        object.__setattr__(experiment, "configurations", self.configurations(experiment, entries))
+        configurations, skipped = self.configurations(experiment, entries)
+        object.__setattr__(experiment, "configurations", configurations)
+        object.__setattr__(experiment, "skipped", skipped)
         return experiment
 
     def scalar(self, node, what: str, kind: type, default=None):
@@ -396,7 +399,7 @@ class _Reader:
         if axis == "rerankers" and kind != "none" and s.get("depth", 25) < 1:
             self.fail(node, f"{where}: depth must be ≥ 1")
 
-    def configurations(self, experiment: Experiment, entries) -> list[Configuration]:
+    def configurations(self, experiment: Experiment, entries) -> tuple[list[Configuration], dict[str, str]]:
         arms, base = experiment.arms, experiment.baseline
         if experiment.search == "grid":
             combos = itertools.product(*(arms[a] for a in AXES))
@@ -407,12 +410,16 @@ class _Reader:
                 for arm in arms[axis]:
                     if arm.name != base[axis]:
                         combos.append(tuple(arm if a == axis else pick[a] for a in AXES))
-        out, seen = [], set()
+        out, seen, skipped = [], set(), {}
         for chunker, embedder, retriever, reranker in combos:
-            if retriever.kind == "bm25" and reranker.kind == "none":
+            if retriever.kind == "bm25" and reranker.kind == "none" and chunker.settings.get("unit") != "tokens":
                 embedder = None  # BM25 alone embeds nothing: one configuration, whatever the embedders
             if chunker.settings.get("unit") == "tokens" and embedder is not None and embedder.kind == "url":
-                continue  # counted in the endpoint's tokens, which only the endpoint knows: not run
+                skipped[Configuration(chunker, embedder, retriever, reranker).id] = (
+                    f"chunker {chunker.name} counts the embedder's tokens, and {embedder.name}'s tokenizer is behind "
+                    "its endpoint"
+                )
+                continue
             config = Configuration(chunker, embedder, retriever, reranker)
             if config.id not in seen:
                 seen.add(config.id)
@@ -420,4 +427,4 @@ class _Reader:
         if not out:
             node = entries.get("chunkers", (None, None))[1]
             self.fail(node, "no configuration can run: token sizes need a local embedder's tokenizer")
-        return out
+        return out, skipped

@@ -106,6 +106,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"  {axis}: {', '.join(a.name for a in experiment.arms[axis])}")
     for line in _estimate(experiment, dataset):
         print(f"  {line}")
+    for config, why in experiment.skipped.items():
+        print(f"  not run: {config}: {why}")
     for line in notes:
         print(f"  note: {line}")
     print("ok: nothing was run")
