@@ -6,9 +6,9 @@ embedding through infinity-emb on loopback against the same model in process.
 
 The sweep runs `rag-assets run --experiment` in a fresh data dir on a copy of the bundled
 corpus. The throughput comparison alternates endpoint and in-process rounds (the machine is shared
-and noisy) on the same passages and compares medians; the endpoint embeds in batches of 32, two
-requests at a time, the in-process model (minilm-fp32: the same fp32 weights on torch) in batches
-of 32.
+and noisy) on the same 1,000 passages and compares medians; the endpoint gets requests of 32 texts
+and of the default (rag_assets.retrieval.remote.BATCH), two at a time, the in-process model
+(minilm-fp32: the same fp32 weights on torch) encodes in batches of 32.
 """
 
 import argparse
@@ -35,6 +35,7 @@ chunkers:
   F: F
   b256: {cut: boundaries, size: 256}
   b384: {cut: boundaries, size: 384}
+  b640: {cut: boundaries, size: 640}
   b768: {cut: boundaries, size: 768}
   b1024: {cut: boundaries, size: 1024}
   b1536: {cut: boundaries, size: 1536}
@@ -89,32 +90,34 @@ def sweep() -> None:
         print((Path(tmp) / "data" / "reports" / "experiment_leaderboard.md").read_text()[:4000])
 
 
-def throughput(infinity: Path, rounds: int = 3) -> None:
+def throughput(rounds: int = 3) -> None:
     from rag_assets.retrieval import packaged
     from rag_assets.retrieval.embedding import model_path
-    from rag_assets.retrieval.remote import Endpoint, EndpointEmbedder
+    from rag_assets.retrieval.remote import BATCH, Endpoint, EndpointEmbedder
     from tests.servers import infinity_server
 
     _, chunks = bundled_chunks("C")
     texts = chunks["text"].tolist()[:1000]
     local = packaged.embedder("minilm-fp32")
-    local.encode(texts[:32])
+    reference = local.encode(texts[:200])
     with infinity_server(model_path()) as base:
-        served = EndpointEmbedder(Endpoint(base, f"{model_path().parent.name}/model"), None, 32, 2)
-        served.encode(texts[:32])
-        rates = {"endpoint": [], "in process": []}
-        for _ in range(rounds):
-            for name, model in (("endpoint", served), ("in process", local)):
-                t0 = time.perf_counter()
-                vectors = model.encode(texts)
-                rates[name].append(len(texts) / (time.perf_counter() - t0))
-                if name == "endpoint":
-                    agreement = float((vectors[:200] * local.encode(texts[:200])).sum(axis=1).min())
-    medians = {k: statistics.median(v) for k, v in rates.items()}
-    for name, rate in medians.items():
-        print(f"{name}: {rate:.0f} passages/s (median of {rounds}: {', '.join(f'{r:.0f}' for r in rates[name])})")
-    print(f"endpoint / in process: {medians['endpoint'] / medians['in process']:.2f}")
-    print(f"lowest cosine, endpoint against in process, first 200 passages: {agreement:.7f}")
+        for batch in sorted({32, BATCH}):
+            served = EndpointEmbedder(Endpoint(base, f"{model_path().parent.name}/model"), None, batch, 2)
+            served.encode(texts[:64])
+            rates = {"endpoint": [], "in process": []}
+            for _ in range(rounds):
+                for name, model in (("endpoint", served), ("in process", local)):
+                    t0 = time.perf_counter()
+                    model.encode(texts)
+                    rates[name].append(len(texts) / (time.perf_counter() - t0))
+            medians = {k: statistics.median(v) for k, v in rates.items()}
+            agreement = float((served.encode(texts[:200]) * reference).sum(axis=1).min())
+            print(f"requests of {batch} texts, 2 at a time:")
+            for name, rate in medians.items():
+                each = ", ".join(f"{r:.0f}" for r in rates[name])
+                print(f"  {name}: {rate:.0f} passages/s (median of {rounds}: {each})")
+            print(f"  endpoint / in process: {medians['endpoint'] / medians['in process']:.2f}")
+            print(f"  lowest cosine against in process, 200 passages: {agreement:.7f}")
 
 
 def main() -> None:
@@ -128,7 +131,7 @@ def main() -> None:
         import os
 
         os.environ["RAG_ASSETS_INFINITY"] = str(args.infinity.resolve())
-        throughput(args.infinity)
+        throughput()
     else:
         print(f"no infinity-emb at {args.infinity}: the throughput comparison is skipped")
 

@@ -16,6 +16,7 @@ from servers import CLI, INFINITY, infinity_server, misbehaving_endpoint, model_
 
 from rag_assets.app.cli import main
 from rag_assets.chunking import placed
+from rag_assets.columns import COLUMNS
 from rag_assets.experiment import arms, spec
 from rag_assets.ingest import snapshot
 from rag_assets.layout import DataDir
@@ -200,6 +201,8 @@ def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_
     table = pd.read_parquet(DataDir(data_dir).table("experiment_leaderboard"))
     assert set(table["config"]) == {"C+minilm+hybrid+none", "C+served+hybrid+none"}
     assert (table["index_endpoint_calls"] > 0).tolist() == [c == "C+served+hybrid+none" for c in table["config"]]
+    runs = pd.read_parquet(DataDir(data_dir).table("experiment_runs", "C+served+hybrid+none"))
+    assert set(table.columns) | set(runs.columns) <= set(COLUMNS)  # every column explained in the UI
 
 
 def _changed(stdout: str) -> set[str]:

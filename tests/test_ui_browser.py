@@ -163,6 +163,17 @@ def test_the_global_lineage_expanded_shows_the_chain_from_the_sources_to_the_rep
         assert not page.errors, page.errors
 
 
+def wait_for_tables_and_plots(page) -> None:
+    """Until the open dialog has rendered two tables or more and every plot in it has loaded."""
+    page.wait_for_function(
+        """() => { const d = document.querySelector('[role=dialog]'); if (!d) return false;
+            const images = [...d.querySelectorAll('img')];
+            return d.querySelectorAll('table').length >= 2 && images.length > 0
+                && images.every(i => i.complete && i.naturalWidth > 0); }""",
+        timeout=30_000,
+    )
+
+
 def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, page):
     with looking_at(page, "significance_report"):
         visit(page, ui + "/assets/significance_report", "[Show Markdown]")
@@ -170,13 +181,7 @@ def test_the_report_renders_with_its_tables_and_a_plot_that_fits_the_dialog(ui, 
         page.get_by_text("[Show Markdown]", exact=True).first.click()
         dialog = page.get_by_role("dialog")
         dialog.wait_for()
-        page.wait_for_function(  # its tables rendered and every plot loaded
-            """() => { const d = document.querySelector('[role=dialog]'); if (!d) return false;
-                const images = [...d.querySelectorAll('img')];
-                return d.querySelectorAll('table').length >= 2 && images.length > 0
-                    && images.every(i => i.complete && i.naturalWidth > 0); }""",
-            timeout=30_000,
-        )
+        wait_for_tables_and_plots(page)
         found = page.evaluate("""() => {
             const d = document.querySelector('[role=dialog]'), box = d.getBoundingClientRect();
             return {headings: [...d.querySelectorAll('h1,h2')].map(h => h.textContent),
@@ -197,13 +202,7 @@ def test_the_experiment_leaderboard_renders_its_tables_and_frontier_plot_in_the_
         visit(page, ui + "/assets/experiment_leaderboard", "[Show Markdown]")
         page.get_by_text("[Show Markdown]", exact=True).first.click()
         page.get_by_role("dialog").wait_for()
-        page.wait_for_function(
-            """() => { const d = document.querySelector('[role=dialog]'); if (!d) return false;
-                const images = [...d.querySelectorAll('img')];
-                return d.querySelectorAll('table').length >= 2 && images.length > 0
-                    && images.every(i => i.complete && i.naturalWidth > 0); }""",
-            timeout=30_000,
-        )
+        wait_for_tables_and_plots(page)
         found = page.evaluate("""() => {
             const d = document.querySelector('[role=dialog]'), box = d.getBoundingClientRect();
             return {headings: [...d.querySelectorAll('h1,h2')].map(h => h.textContent),

@@ -12,7 +12,7 @@ from rag_assets.chunking import placed
 from rag_assets.chunking.strategies import STRATEGIES, Strategy, chunk_document, chunk_documents
 from rag_assets.experiment.spec import Arm
 from rag_assets.retrieval.embedding import Embedder
-from rag_assets.retrieval.remote import Endpoint, EndpointEmbedder, EndpointReranker
+from rag_assets.retrieval.remote import BATCH, Endpoint, EndpointEmbedder, EndpointReranker
 
 
 @dataclass
@@ -104,7 +104,7 @@ class Prefixed:
         self.identity = f"{inner.identity}+prefixes:{tag}"
         self.name, self.dim = inner.name, inner.dim
 
-    def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> list:
+    def encode(self, texts: list[str], progress: bool = False, query: bool = False):
         prefix = self.query_prefix if query else self.passage_prefix
         return self.inner.encode([prefix + t for t in texts], progress)
 
@@ -139,7 +139,7 @@ def embedder_of(arm: Arm, records: Path):
     return EndpointEmbedder(
         endpoint,
         record_of(records, endpoint),
-        s.get("batch_size", 32),
+        s.get("batch_size", BATCH),
         s.get("concurrency", 2),
         s.get("query_prefix", ""),
         s.get("passage_prefix", ""),

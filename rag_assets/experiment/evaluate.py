@@ -142,14 +142,15 @@ def evaluate_configuration(
 
     queries = truth[truth["kind"] == "answerable"][["query_id", "query"]].reset_index(drop=True)
     encode_ms = np.full(len(queries), np.nan)
-    query_vectors = None
+    query_vectors, sent = None, 0
     if model is not None:
         sample = np.random.default_rng(0).choice(len(queries), size=min(LATENCY_QUERIES, len(queries)), replace=False)
         for i in sample:  # each alone, as `ask` encodes one: the latency a user sees
             t0 = time.perf_counter()
             model.encode([queries["query"][i]], query=True)
             encode_ms[i] = _ms(time.perf_counter() - t0)
-        query_vectors, _ = EmbeddingCache(cache_root, QueryView(model)).encode(queries["query"].tolist())
+        query_vectors, cached = EmbeddingCache(cache_root, QueryView(model)).encode(queries["query"].tolist())
+        sent = len(sample) + cached.encoded  # the queries this run sent to the model (the rest: cached)
     ids = np.asarray(chunks["chunk_id"].tolist(), dtype=object)
     runs, timing = [], []
     for i, q in enumerate(queries.itertuples()):
@@ -192,7 +193,7 @@ def evaluate_configuration(
         "index_endpoint_tokens": index_usage[1],
         "query_endpoint_calls": query_usage[0] + rerank_usage[0],
         "query_endpoint_tokens": query_usage[1] + rerank_usage[1],
-        **_costs(config, index_usage, query_usage, rerank_usage, len(queries)),
+        **_costs(config, index_usage, query_usage, rerank_usage, sent, len(queries)),
         "corpus_hash": corpus.corpus_hash(snapshot),
         "ground_truth_hash": gt.ground_truth_hash(truth),
         "question_origin": gt.origin_label(truth),
@@ -236,12 +237,16 @@ def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     return a[0] - b[0], a[1] - b[1]
 
 
-def _costs(config: Configuration, index_usage, query_usage, rerank_usage, queries: int) -> dict:
-    """Dollars from the tokens endpoints report and the prices the file gives (None without a price)."""
+def _costs(config: Configuration, index_usage, query_usage, rerank_usage, sent: int, queries: int) -> dict:
+    """Dollars from the tokens endpoints report and the prices the file gives (None without a price):
+    to index (what this run embedded; the probe included), and per 1,000 questions from the tokens per
+    question actually sent (`sent` questions embedded, every one of the `queries` reranked)."""
     price = config.embedder.settings.get("price_per_million_tokens") if config.embedder else None
     rerank_price = config.reranker.settings.get("price_per_million_tokens")
     index_cost = index_usage[1] * price / 1e6 if price is not None else None
-    per_query = [(query_usage[1], price), (rerank_usage[1], rerank_price)]
-    priced = [tokens * p / 1e6 for tokens, p in per_query if p is not None]
-    per_1k = sum(priced) / queries * 1000 if priced and queries else None
-    return {"index_cost_usd": index_cost, "cost_per_1k_queries_usd": per_1k}
+    per_question = []
+    if price is not None and sent:
+        per_question.append(query_usage[1] / sent * price / 1e6)
+    if rerank_price is not None and queries:
+        per_question.append(rerank_usage[1] / queries * rerank_price / 1e6)
+    return {"index_cost_usd": index_cost, "cost_per_1k_queries_usd": sum(per_question) * 1000 if per_question else None}

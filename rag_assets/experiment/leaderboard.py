@@ -23,15 +23,24 @@ from rag_assets.experiment import evaluate
 from rag_assets.ingest.ground_truth import drafted_warning
 from rag_assets.report import Report, table_markdown
 
+# what every row of a configuration carries alike, copied to its leaderboard row
+CARRIED = (
+    "build_seconds",
+    "index_endpoint_calls",
+    "query_endpoint_calls",
+    "query_endpoint_tokens",
+    "index_cost_usd",
+    "cost_per_1k_queries_usd",
+)
 RESAMPLES = 1000  # bootstrap draws of the question set for the rank intervals
 PLOT_NAME = "experiment_frontiers.png"
 COLUMNS = [
     "rank",
     "config",
-    "chunker",
-    "embedder",
-    "retriever",
-    "reranker",
+    "chunker_arm",
+    "embedder_arm",
+    "retriever_arm",
+    "reranker_arm",
     "score",
     "score_low",
     "score_high",
@@ -52,12 +61,7 @@ COLUMNS = [
     "latency_p50_ms",
     "latency_p95_ms",
     "index_mb",
-    "build_seconds",
-    "index_endpoint_calls",
-    "query_endpoint_calls",
-    "query_endpoint_tokens",
-    "index_cost_usd",
-    "cost_per_1k_queries_usd",
+    *CARRIED,
     "on_latency_frontier",
     "on_cost_frontier",
     "n_questions",
@@ -144,7 +148,7 @@ def rank(tables: dict[str, pd.DataFrame], rank_by: tuple[str, int], failed: dict
         entry = {
             "config": c,
             **{
-                axis: s.get(axis + "s", {}).get("name", "-")
+                f"{axis}_arm": s.get(axis + "s", {}).get("name", "-")
                 for axis in ("chunker", "embedder", "retriever", "reranker")
             },
             "score": scores[c].mean(),
@@ -164,19 +168,7 @@ def rank(tables: dict[str, pd.DataFrame], rank_by: tuple[str, int], failed: dict
             "latency_p50_ms": stats.percentiles(latency).get("p50"),
             "latency_p95_ms": stats.percentiles(latency).get("p95"),
             "index_mb": first["index_bytes"] / 2**20,
-            **{
-                key: first[key]
-                for key in (
-                    "build_seconds",
-                    "index_endpoint_calls",
-                    "query_endpoint_calls",
-                    "query_endpoint_tokens",
-                    "index_cost_usd",
-                    "cost_per_1k_queries_usd",
-                    "fingerprint",
-                    "settings",
-                )
-            },
+            **{key: first[key] for key in (*CARRIED, "fingerprint", "settings")},
             "n_questions": len(common),
         }
         board.append(entry)
@@ -205,24 +197,30 @@ def rank(tables: dict[str, pd.DataFrame], rank_by: tuple[str, int], failed: dict
 
 
 def frontier_png(table: pd.DataFrame, label: str) -> bytes | None:
+    """Quality against p95 latency and, with prices, against cost per 1,000 questions; the frontier
+    drawn and named (the other configurations are in the tables)."""
+    from matplotlib.ticker import FormatStrFormatter, MaxNLocator
+
     plt = pyplot()
     priced = table["cost_per_1k_queries_usd"].notna().any()
     fig, axes = plt.subplots(1, 2 if priced else 1, figsize=(12 if priced else 7, 5), squeeze=False)
     panels = [("latency_p95_ms", "p95 query latency (ms, measured here)", "on_latency_frontier")]
     if priced:
-        panels.append(("cost_per_1k_queries_usd", "$ per 1,000 queries (from the file's prices)", "on_cost_frontier"))
+        panels.append(("cost_per_1k_queries_usd", "$ per 1,000 questions (from the file's prices)", "on_cost_frontier"))
     for ax, (column, xlabel, on) in zip(axes[0], panels):
         shown = table[table[column].notna()]
-        ax.scatter(shown[column].astype(float), shown["score"], color="#888")
+        ax.scatter(shown[column].astype(float), shown["score"], color="#999", label="configuration")
         edge = shown[shown[on]].sort_values(column)
         ax.plot(edge[column].astype(float), edge["score"], "o-", color="#c0392b", label="frontier")
-        for r in shown.itertuples():
+        for r in edge.itertuples():
             ax.annotate(
-                r.config, (float(getattr(r, column)), r.score), fontsize=7, xytext=(3, 3), textcoords="offset points"
+                r.config, (float(getattr(r, column)), r.score), fontsize=7, xytext=(4, -10), textcoords="offset points"
             )
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%.3g"))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
-        ax.legend(loc="lower right")
+        ax.legend(loc="best")
     return png_bytes(fig)
 
 
@@ -254,7 +252,7 @@ def _quality_view(table: pd.DataFrame, label: str) -> pd.DataFrame:
 
 def _cost_view(table: pd.DataFrame) -> pd.DataFrame:
     def money(v):
-        return "no price given" if v is None or pd.isna(v) else f"{v:.4f}"
+        return "no price given" if v is None or pd.isna(v) else f"{v:.3g}"
 
     return pd.DataFrame(
         {

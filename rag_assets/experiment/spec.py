@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,17 @@ RERANKER_KEYS = {
 }
 KINDS = {"chunkers": CHUNKER_KEYS, "embedders": EMBEDDER_KEYS, "retrievers": RETRIEVER_KEYS, "rerankers": RERANKER_KEYS}
 DEFAULTS = {"retrievers": ("hybrid", "dense", "bm25"), "rerankers": ("none",)}  # hybrid: the lab's baseline
+
+
+NUMBERS = {  # each numeric setting: a whole number, or any number
+    **dict.fromkeys(
+        ("size", "parent_size", "window", "batch_size", "concurrency", "retries", "m", "ef_search", "rrf_k", "depth"),
+        int,
+    ),
+    **dict.fromkeys(("timeout_s", "price_per_million_tokens", "k1", "b", "dense_weight"), (int, float)),
+    "overlap": (int, float),  # characters or tokens, or below 1 a share of size
+}
+FLAGS = ("dense", "bm25", "hybrid", "none", "llm", "semchunk")  # a kind's key whose value may be anything
 
 
 class ExperimentError(ValueError):
@@ -230,8 +242,6 @@ class _Reader:
         if not isinstance(node, yaml.ScalarNode):
             self.fail(node, f"{what} must be a single value")
         value = yaml.safe_load(node.value) if node.style is None else node.value
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
         if not isinstance(value, kind) or (kind in (int, float, str) and isinstance(value, bool)):
             self.fail(node, f"{what} must be {kind.__name__}, not {value!r}")
         return value
@@ -296,42 +306,20 @@ class _Reader:
         return {key: value} if key else {value: True}
 
     def value(self, axis: str, key: str, node):
-        numbers = {
-            "size": int,
-            "overlap": (int, float),
-            "parent_size": int,
-            "window": int,
-            "batch_size": int,
-            "concurrency": int,
-            "retries": int,
-            "timeout_s": float,
-            "price_per_million_tokens": float,
-            "k1": float,
-            "b": float,
-            "m": int,
-            "ef_search": int,
-            "rrf_k": int,
-            "dense_weight": float,
-            "depth": int,
-        }
-        if key in ("header",):
+        if key == "header":
             return self.scalar(node, key, bool)
-        if key in numbers:
-            kind = numbers[key]
-            if kind == (int, float):
-                value = self.scalar(node, key, object)
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    self.fail(node, f"{key} must be a number, not {value!r}")
-                return value
-            value = self.scalar(node, key, kind)
-            if value != value or value < 0 or value in (float("inf"),):
+        if key in NUMBERS:
+            value = self.scalar(node, key, object)
+            if isinstance(value, bool) or not isinstance(value, NUMBERS[key]):
+                kind = "a whole number" if NUMBERS[key] is int else "a number"
+                self.fail(node, f"{key} must be {kind}, not {value!r}")
+            if not math.isfinite(value) or value < 0:
                 self.fail(node, f"{key} must be a finite number ≥ 0, not {value!r}")
             return value
-        if key in ("dense", "bm25", "hybrid", "none", "llm", "semchunk"):
+        if key in FLAGS:
             value = self.scalar(node, key, object)
             return value if value is not None else True
-        value = self.scalar(node, key, str)
-        return value
+        return self.scalar(node, key, str)
 
     def check_arm(self, axis: str, name: str, kind: str, s: dict, node) -> None:
         where = f"{axis[:-1]} {name}"

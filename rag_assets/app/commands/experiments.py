@@ -127,7 +127,7 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
     import numpy as np
 
     from rag_assets.experiment.arms import endpoint_of, record_of
-    from rag_assets.retrieval.remote import EndpointEmbedder, EndpointError, EndpointReranker
+    from rag_assets.retrieval.remote import BATCH, PROBE, EndpointEmbedder, EndpointError, EndpointReranker
 
     notes = []
     for arm in experiment.endpoints():
@@ -140,7 +140,7 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
                 continue
             s = arm.settings
             probed = EndpointEmbedder(
-                endpoint, None, s.get("batch_size", 32), 1, s.get("query_prefix", ""), s.get("passage_prefix", "")
+                endpoint, None, s.get("batch_size", BATCH), 1, s.get("query_prefix", ""), s.get("passage_prefix", "")
             )
         record = record_of(records, endpoint)
         if record.exists():
@@ -151,7 +151,7 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
                     "last run: another model behind the same name? `run` would embed everything anew with it"
                 )
             old = np.asarray(kept["vectors"], dtype=np.float32)
-            fresh = probed.encode(list(_probe_texts()))
+            fresh = probed.encode(list(PROBE))
             if old.shape == fresh.shape and float(1 - (old * fresh).sum(axis=1).min()) > 1e-4:
                 notes.append(
                     f"{endpoint.label}: its vectors moved since the last run; its embeddings are stale and "
@@ -160,14 +160,10 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
     return notes
 
 
-def _probe_texts():
-    from rag_assets.retrieval.remote import PROBE
-
-    return PROBE
-
-
 def _estimate(experiment, dataset) -> list[str]:
     """Rough sizes from the documents' bytes (a character each, about), said to be rough."""
+    from rag_assets.retrieval.remote import BATCH
+
     chars = sum(f.stat().st_size for f in dataset.documents_dir.rglob("*") if f.is_file())
     questions = _questions(dataset)
 
@@ -192,7 +188,7 @@ def _estimate(experiment, dataset) -> list[str]:
     calls = 0
     for ch, em in pairs.values():
         if em.kind == "url":
-            calls += math.ceil(chunks(ch) / em.settings.get("batch_size", 32)) + questions
+            calls += math.ceil(chunks(ch) / em.settings.get("batch_size", BATCH)) + questions
     for c in experiment.configurations:
         seconds += CONFIG_OVERHEAD_S
         if c.reranker.kind != "none":
