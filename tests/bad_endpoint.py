@@ -7,8 +7,9 @@ failure counts: `python tests/bad_endpoint.py PORT` (loopback only).
 - garbage: a 200 whose body is not JSON;
 - flaky: 503 on a prompt's first request, a real answer on its retry.
 
-Its `/v1/embeddings` serves vectors made from each text's hash (8 dimensions, seeded by the
-second argument, so a restart with another seed is a model that moved behind the same name), and
+Its `/v1/embeddings` serves vectors made from each text's hash (seeded by the second argument, so a
+restart with another seed is a model that moved behind the same name; as many dimensions as the
+third, 8 by default, so a restart with another is a model of another size under the same name), and
 fails one way per model: `unauthorized` 401, `ratelimited` 429, `broken` 500, `slow` (as above),
 `short` one vector too few, `nan` vectors holding NaN; any other model answers.
 """
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SLOW_S = 5
 MODELS = ("slow", "empty", "cut", "garbage", "flaky")
 seen: set[str] = set()
-SEED = "0"
+SEED, DIM = "0", 8
 
 
 def completion(content: str, finish: str, tokens: int) -> dict:
@@ -76,7 +77,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(status, json.dumps({"error": {"message": message}}).encode())
         if model == "slow":
             time.sleep(SLOW_S)
-        vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{SEED}/{t}".encode()).digest()[:8]] for t in texts]
+        vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{SEED}/{t}".encode()).digest()[:DIM]] for t in texts]
         if model == "short":
             vectors = vectors[:-1]
         if model == "nan":
@@ -91,4 +92,5 @@ class Handler(BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     SEED = sys.argv[2] if len(sys.argv) > 2 else "0"
+    DIM = int(sys.argv[3]) if len(sys.argv) > 3 else 8
     ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

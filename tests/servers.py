@@ -294,13 +294,13 @@ def model_server(name: str = "smollm2-135m-instruct"):
 
 
 @contextmanager
-def misbehaving_endpoint(seed: str = "0", port: int | None = None):
+def misbehaving_endpoint(seed: str = "0", port: int | None = None, dim: int = 8):
     """tests/bad_endpoint.py on a free loopback port: an OpenAI-compatible server whose every model
-    fails one way (see there), its embeddings seeded by `seed`; yields its API base."""
+    fails one way (see there), its embeddings seeded by `seed`, `dim` long; yields its API base."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}/v1"
     script = str(Path(__file__).parent / "bad_endpoint.py")
-    with running_process([sys.executable, script, str(port), seed], base + "/models", "bad_endpoint.py", 30):
+    with running_process([sys.executable, script, str(port), seed, str(dim)], base + "/models", "bad_endpoint.py", 30):
         yield base
 
 

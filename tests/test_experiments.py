@@ -164,6 +164,22 @@ def test_check_names_an_endpoint_that_misbehaves(tmp_path, tiny_dataset, bad_bas
     assert len(line.splitlines()) == 1 and why in line and bad_base in line and f"{path}:3:" in line
 
 
+def test_check_names_an_endpoint_that_is_down_or_now_returns_vectors_of_another_length(tmp_path, tiny_dataset):
+    from servers import free_port
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/v1"
+    path = experiment_file(tmp_path, f"chunkers: [E]\nembedders:\n  served: {{url: '{base}', model: good}}\n")
+    down = _check(path, tiny_dataset, tmp_path / "d")
+    assert down.returncode == 2 and "unreachable" in down.stderr and base in down.stderr and f"{path}:3:" in down.stderr
+    with misbehaving_endpoint(port=port):  # what a run records: the model's probe vectors, 8 long
+        arms.embedder_of(spec.load(path).arms["embedders"][0], DataDir(tmp_path / "d").endpoint_records)
+    with misbehaving_endpoint(port=port, dim=16):  # another model under the same name
+        changed = _check(path, tiny_dataset, tmp_path / "d")
+    assert changed.returncode == 2, changed.stdout
+    assert "now returns 16-dimensional vectors, 8 at the last run" in changed.stderr
+
+
 @pytest.fixture(scope="module")
 def bad_base():
     with misbehaving_endpoint() as base:
