@@ -2,13 +2,15 @@
 bundled corpus with packaged models (cold cache, then a rerun that finds nothing stale), and
 embedding through infinity-emb on loopback against the same model in process.
 
-    python bench/experiment.py [--infinity .ci/infinity/bin/infinity_emb] [--skip-sweep]
+    python bench/experiment.py [--infinity .ci/infinity/bin/infinity_emb] [--skip-sweep] [--skip-rerank]
 
 The sweep runs `rag-assets run --experiment` in a fresh data dir on a copy of the bundled
 corpus. The throughput comparison alternates endpoint and in-process rounds (the machine is shared
 and noisy) on the same 1,000 passages and compares medians; the endpoint gets requests of 32 texts
 and of the default (rag_assets.retrieval.remote.BATCH), two at a time, the in-process model
-(minilm-fp32: the same fp32 weights on torch) encodes in batches of 32.
+(minilm-fp32: the same fp32 weights on torch) encodes in batches of 32. Last, the LLM reranker
+behind `rag-assets serve-model`'s /rerank: seconds per question at depth 10 on passages of
+strategy E (5 questions, median).
 """
 
 import argparse
@@ -120,10 +122,29 @@ def throughput(rounds: int = 3) -> None:
             print(f"  lowest cosine against in process, 200 passages: {agreement:.7f}")
 
 
+def rerank_cost(questions: int = 5, depth: int = 10) -> None:
+    from rag_assets.retrieval.remote import Endpoint, EndpointReranker
+    from tests.servers import model_server
+
+    _, chunks = bundled_chunks("E")
+    texts = chunks["text"].tolist()
+    with model_server() as base:
+        reranker = EndpointReranker(Endpoint(base, "smollm2-135m-instruct"), depth)
+        reranker.score("warm up", texts[:2])
+        seconds = []
+        for i in range(questions):
+            t0 = time.perf_counter()
+            reranker.score("What is computational complexity theory?", texts[i * depth : (i + 1) * depth])
+            seconds.append(time.perf_counter() - t0)
+    each = ", ".join(f"{s:.2f}" for s in seconds)
+    print(f"LLM reranker behind /rerank, depth {depth}: {statistics.median(seconds):.2f} s per question ({each})")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--infinity", type=Path, default=Path(".ci/infinity/bin/infinity_emb"))
     p.add_argument("--skip-sweep", action="store_true")
+    p.add_argument("--skip-rerank", action="store_true")
     args = p.parse_args()
     if not args.skip_sweep:
         sweep()
@@ -134,6 +155,8 @@ def main() -> None:
         throughput()
     else:
         print(f"no infinity-emb at {args.infinity}: the throughput comparison is skipped")
+    if not args.skip_rerank:
+        rerank_cost()
 
 
 if __name__ == "__main__":

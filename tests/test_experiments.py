@@ -164,7 +164,7 @@ def test_check_names_an_endpoint_that_misbehaves(tmp_path, tiny_dataset, bad_bas
     assert len(line.splitlines()) == 1 and why in line and bad_base in line and f"{path}:3:" in line
 
 
-def test_check_names_an_endpoint_that_is_down_or_now_returns_vectors_of_another_length(tmp_path, tiny_dataset):
+def test_check_names_an_endpoint_that_is_down_moved_or_now_returns_vectors_of_another_length(tmp_path, tiny_dataset):
     from servers import free_port
 
     port = free_port()
@@ -174,6 +174,12 @@ def test_check_names_an_endpoint_that_is_down_or_now_returns_vectors_of_another_
     assert down.returncode == 2 and "unreachable" in down.stderr and base in down.stderr and f"{path}:3:" in down.stderr
     with misbehaving_endpoint(port=port):  # what a run records: the model's probe vectors, 8 long
         arms.embedder_of(spec.load(path).arms["embedders"][0], DataDir(tmp_path / "d").endpoint_records)
+    with misbehaving_endpoint(port=port):  # the same model: nothing to say
+        same = _check(path, tiny_dataset, tmp_path / "d")
+    with misbehaving_endpoint(port=port, seed="1"):  # another model of the same size: stale, not refused
+        moved = _check(path, tiny_dataset, tmp_path / "d")
+    assert same.returncode == moved.returncode == 0 and "moved" not in same.stdout
+    assert "its probe vectors moved" in moved.stdout and "`run` computes them anew" in moved.stdout
     with misbehaving_endpoint(port=port, dim=16):  # another model under the same name
         changed = _check(path, tiny_dataset, tmp_path / "d")
     assert changed.returncode == 2, changed.stdout

@@ -122,9 +122,10 @@ def record_of(records: Path, endpoint: Endpoint) -> Path:
     return records / (hashlib.sha256(f"{endpoint.url}\0{endpoint.model}".encode()).hexdigest()[:16] + ".json")
 
 
-def embedder_of(arm: Arm, records: Path):
+def embedder_of(arm: Arm, records: Path, endpoint: Endpoint | None = None, keep_record: bool = True):
     """The embedder an arm names. An endpoint is probed here (its identity is what it returns);
-    `records` keeps each endpoint's probe vectors between runs."""
+    `records` keeps each endpoint's probe vectors between runs (`keep_record=False`: only read).
+    `endpoint`: the arm's endpoint called otherwise (fewer retries, a shorter timeout)."""
     from rag_assets.retrieval import packaged
 
     s = arm.settings
@@ -135,7 +136,7 @@ def embedder_of(arm: Arm, records: Path):
         if s.get("query_prefix") or s.get("passage_prefix"):
             return Prefixed(model, s.get("query_prefix", ""), s.get("passage_prefix", ""))
         return model
-    endpoint = endpoint_of(arm)
+    endpoint = endpoint or endpoint_of(arm)
     return EndpointEmbedder(
         endpoint,
         record_of(records, endpoint),
@@ -143,6 +144,7 @@ def embedder_of(arm: Arm, records: Path):
         s.get("concurrency", 2),
         s.get("query_prefix", ""),
         s.get("passage_prefix", ""),
+        keep_record,
     )
 
 

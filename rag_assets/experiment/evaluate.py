@@ -29,6 +29,7 @@ from rag_assets.report import Outcome
 from rag_assets.retrieval import dense, fusion
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 from rag_assets.retrieval.lexical import BM25Index, BM25Settings
+from rag_assets.retrieval.search import milliseconds, reranked_rows
 
 DEPTH = 100  # how deep each ranking goes, as in the lab's retrieval runs
 LATENCY_QUERIES = 100  # queries encoded one at a time, as `ask` encodes one, for the latency figures
@@ -53,10 +54,6 @@ class QueryView:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, query=True)
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 4)
 
 
 def first_hit_ndcg(rank) -> float:
@@ -148,7 +145,7 @@ def evaluate_configuration(
         for i in sample:  # each alone, as `ask` encodes one: the latency a user sees
             t0 = time.perf_counter()
             model.encode([queries["query"][i]], query=True)
-            encode_ms[i] = _ms(time.perf_counter() - t0)
+            encode_ms[i] = milliseconds(time.perf_counter() - t0)
         query_vectors, cached = EmbeddingCache(cache_root, QueryView(model)).encode(queries["query"].tolist())
         sent = len(sample) + cached.encoded  # the queries this run sent to the model (the rest: cached)
     ids = np.asarray(chunks["chunk_id"].tolist(), dtype=object)
@@ -160,13 +157,13 @@ def evaluate_configuration(
         rerank_s = math.nan
         if reranker is not None:
             t0 = time.perf_counter()
-            shortlist = rows[: reranker.depth]
-            scores = np.asarray(reranker.score(q.query, [texts[r] for r in shortlist]))
-            rows = np.concatenate([shortlist[np.lexsort((np.arange(len(scores)), -scores))], rows[reranker.depth :]])
+            rows, _ = reranked_rows(reranker, q.query, texts, rows)
             rerank_s = time.perf_counter() - t0
         ranked = placed.returned_ids(ids[rows].tolist(), chunked.returned_of)
         runs.append({"query_id": q.query_id, "strategy": config.id, "retriever": config.id, "chunk_ids": ranked})
-        timing.append((q.query_id, _ms(search_s), _ms(rerank_s) if not math.isnan(rerank_s) else math.nan))
+        timing.append(
+            (q.query_id, milliseconds(search_s), milliseconds(rerank_s) if not math.isnan(rerank_s) else math.nan)
+        )
     hits = metric_tables.query_hits(pd.DataFrame(runs), {config.id: chunked.returned}, truth)
     hits = hits.merge(pd.DataFrame(timing, columns=["query_id", "search_ms", "rerank_ms"]), on="query_id")
     hits = hits.merge(pd.DataFrame({"query_id": queries["query_id"], "encode_ms": encode_ms}), on="query_id")

@@ -92,9 +92,6 @@ class Arm:
     settings: dict  # the arm as written, with its kind's key
     line: int
 
-    def about(self) -> str:
-        return json.dumps(self.settings, sort_keys=True)
-
 
 @dataclass(frozen=True)
 class Configuration:

@@ -125,12 +125,15 @@ class EndpointEmbedder:
         concurrency: int = 2,
         query_prefix: str = "",
         passage_prefix: str = "",
+        keep_record: bool = True,
     ):
-        self.endpoint, self.record = endpoint, record
+        """`keep_record=False` compares the probe with `record` without writing it (`check`)."""
+        self.endpoint, self.record, self.keep_record = endpoint, record, keep_record
         self.batch_size, self.concurrency = batch_size, concurrency
         self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
         self.name = endpoint.model
         self.dim = 0
+        self.recorded_dim: int | None = None  # the dimension at the last run that recorded a probe
         vectors = self._raw(list(PROBE))
         self.dim = vectors.shape[1]
         self.identity, self.moved = self._identity(vectors)
@@ -144,6 +147,7 @@ class EndpointEmbedder:
         if self.record and self.record.exists():
             kept = json.loads(self.record.read_text())
             old = np.asarray(kept["vectors"], dtype=np.float32)
+            self.recorded_dim = old.shape[1]
             if kept.get("setting") == setting and old.shape == vectors.shape:
                 drift = float(1 - (old * vectors).sum(axis=1).min())
                 if drift <= PROBE_TOLERANCE:
@@ -153,7 +157,7 @@ class EndpointEmbedder:
                 moved = f"its vectors changed dimension, {old.shape[1]} -> {vectors.shape[1]}"
             else:
                 moved = "its prefixes changed"
-        if self.record:
+        if self.record and self.keep_record:
             payload = {"identity": identity, "setting": setting, "vectors": vectors.tolist(), "dim": self.dim}
             storage.write_text(self.record, json.dumps(payload))
         return identity, moved

@@ -125,10 +125,6 @@ class ChunkIndex:
             )
 
 
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 4)
-
-
 def run_queries(
     index: ChunkIndex,
     queries: pd.DataFrame,
@@ -180,8 +176,8 @@ def run_queries(
                     if len(chunk_rows)
                     else [],
                     "encode_ms": float(encode_ms[qi]),
-                    "stage_ms": _ms(stage),
-                    "total_ms": _ms(total),
+                    "stage_ms": milliseconds(stage),
+                    "total_ms": milliseconds(total),
                 }
             )
 
@@ -208,15 +204,25 @@ def run_queries(
         for reranker in rerankers:
             if reranker.name in rerank_queries and q.query_id not in rerank_queries[reranker.name]:
                 continue
-            shortlist = h_rows[: reranker.depth]
             t0 = time.perf_counter()
-            scores = reranker.score(q.query, [index.texts[i] for i in shortlist])
+            reranked, scores = reranked_rows(reranker, q.query, index.texts, h_rows)
             t_rerank = time.perf_counter() - t0
-            order = np.lexsort((np.arange(len(scores)), -scores))
-            reranked = np.concatenate([shortlist[order], h_rows[reranker.depth :]])
-            tail = [math.nan] * (len(h_rows) - len(shortlist))
-            row(reranker.name, reranked, list(scores[order]) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
+            tail = [math.nan] * (len(h_rows) - len(scores))
+            row(reranker.name, reranked, list(scores) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def reranked_rows(reranker: Reranker, query: str, texts: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` with their first `reranker.depth` re-ordered by the reranker's scores (ties keep the
+    ranking's order), the rest as they were; and the shortlist's scores, best first."""
+    shortlist = rows[: reranker.depth]
+    scores = np.asarray(reranker.score(query, [texts[i] for i in shortlist]))
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    return np.concatenate([shortlist[order], rows[reranker.depth :]]), scores[order]
+
+
+def milliseconds(seconds: float) -> float:
+    return round(seconds * 1000, 4)
 
 
 def document_of(chunk_id: str) -> str:

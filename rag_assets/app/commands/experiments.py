@@ -121,13 +121,11 @@ def _searched(experiment) -> str:
 
 
 def _probe_endpoints(experiment, records: Path) -> list[str]:
-    """Each endpoint asked once, quickly: CommandError naming its line when it cannot serve."""
-    import json
-
-    import numpy as np
-
-    from rag_assets.experiment.arms import endpoint_of, record_of
-    from rag_assets.retrieval.remote import BATCH, PROBE, EndpointEmbedder, EndpointError, EndpointReranker
+    """Each endpoint asked once, quickly, and its probe compared with the last run's record (never
+    written here): CommandError naming its line when it cannot serve, or serves vectors of another
+    length than at the last run."""
+    from rag_assets.experiment.arms import embedder_of, endpoint_of
+    from rag_assets.retrieval.remote import EndpointError, EndpointReranker
 
     notes = []
     for arm in experiment.endpoints():
@@ -138,25 +136,17 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
             if arm.axis == "rerankers":
                 EndpointReranker(endpoint).score("probe", ["a passage", "another passage"])
                 continue
-            s = arm.settings
-            probed = EndpointEmbedder(
-                endpoint, None, s.get("batch_size", BATCH), 1, s.get("query_prefix", ""), s.get("passage_prefix", "")
+            probed = embedder_of(arm, records, endpoint, keep_record=False)
+        if probed.recorded_dim not in (None, probed.dim):
+            raise CommandError(
+                f"{where}: {endpoint.label} now returns {probed.dim}-dimensional vectors, {probed.recorded_dim} at "
+                "the last run: another model behind the same name? `run` would embed everything anew with it"
             )
-        record = record_of(records, endpoint)
-        if record.exists():
-            kept = json.loads(record.read_text())
-            if kept.get("dim") != probed.dim:
-                raise CommandError(
-                    f"{where}: {endpoint.label} now returns {probed.dim}-dimensional vectors, {kept.get('dim')} at the "
-                    "last run: another model behind the same name? `run` would embed everything anew with it"
-                )
-            old = np.asarray(kept["vectors"], dtype=np.float32)
-            fresh = probed.encode(list(PROBE))
-            if old.shape == fresh.shape and float(1 - (old * fresh).sum(axis=1).min()) > 1e-4:
-                notes.append(
-                    f"{endpoint.label}: its vectors moved since the last run; its embeddings are stale and "
-                    "`run` computes them anew"
-                )
+        if probed.moved:
+            notes.append(
+                f"{endpoint.label}: {probed.moved} since the last run; its embeddings are stale and `run` "
+                "computes them anew"
+            )
     return notes
 
 
