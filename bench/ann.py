@@ -27,10 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import pct, synthetic_chunks  # noqa: E402
 
-from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT  # noqa: E402
+from rag_assets.catalog import BUNDLED_DATASET, PROJECT_ROOT  # noqa: E402
 from rag_assets.retrieval import dense  # noqa: E402
 from rag_assets.retrieval.ann import EF_CONSTRUCTION, EF_SEARCH, HnswIndex, M  # noqa: E402
-from rag_assets.retrieval.embedding import Embedder  # noqa: E402
+from rag_assets.retrieval.embedding import LocalEmbedder  # noqa: E402
 
 SQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "squad-v2-dev-sample" / "squad-v2-dev-sample.json"
 
@@ -91,7 +91,7 @@ def main() -> None:
     p.add_argument("--million-rows", type=int, default=1_000_000)
     args = p.parse_args()
     texts = list(dict.fromkeys(synthetic_chunks(int(args.rows * 1.05), seed=1)))[: args.rows]
-    model = Embedder(backend="onnx-int8")
+    model = LocalEmbedder(backend="onnx-int8")
     t0 = time.perf_counter()
     vectors = model.encode(texts)
     print(f"{len(texts)} unique real-text chunks embedded ({model.identity}) in {time.perf_counter() - t0:.0f} s")

@@ -17,12 +17,12 @@ from conftest import BEIR_CORPUS as CORPUS  # noqa: E402  (the BEIR fixture the 
 from conftest import BEIR_QRELS as QRELS  # noqa: E402
 from conftest import BEIR_QUERIES as QUERIES  # noqa: E402
 
+from rag_assets.catalog import BUNDLED_DATASET  # noqa: E402
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus  # noqa: E402
 from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
 from rag_assets.evaluation.metrics import ndcg_at  # noqa: E402
 from rag_assets.ingest import corpus  # noqa: E402
 from rag_assets.ingest import ground_truth as gt  # noqa: E402
-from rag_assets.ingest.dataset import BUNDLED_DATASET  # noqa: E402
 from rag_assets.retrieval.lexical import FORCED, BM25Index, BM25Settings  # noqa: E402
 
 

@@ -8,11 +8,11 @@ with the real tokenizer, answers destroyed) that `chunk_sets` attaches to each p
 
 import time
 
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking import diagnostics
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def main() -> None:

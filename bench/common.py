@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
 
 

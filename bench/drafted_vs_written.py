@@ -36,11 +36,11 @@ from scipy.stats import spearmanr
 
 from rag_assets.answering.output_cache import OutputCache
 from rag_assets.app.cli import main as cli
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.defs.resources import GeneratorResource
 from rag_assets.drafting import agreement
 from rag_assets.drafting.drafter import Drafter, decoys
 from rag_assets.drafting.filters import overlap
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
 
 

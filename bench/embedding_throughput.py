@@ -1,4 +1,4 @@
-"""Chunks/s of our Embedder against plain SentenceTransformer.encode on the same texts.
+"""Chunks/s of our LocalEmbedder against plain SentenceTransformer.encode on the same texts.
 
     python bench/embedding_throughput.py [--chunks 1000] [--rounds 3]
 
@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from common import bundled_chunks  # noqa: E402
 
-from rag_assets.retrieval.embedding import Embedder  # noqa: E402
+from rag_assets.retrieval.embedding import LocalEmbedder  # noqa: E402
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
 
     _, chunks = bundled_chunks("E")
     texts = (chunks["text"].tolist() * 4)[: args.chunks]
-    ours = Embedder()
+    ours = LocalEmbedder()
     plain = SentenceTransformer(str(ours.path), device="cpu")
     ours.encode(texts[:32]), plain.encode(texts[:32])  # warm-up
     rates = {"ours": [], "plain": []}

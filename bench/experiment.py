@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from common import bundled_chunks  # noqa: E402
 
-from rag_assets.ingest.dataset import BUNDLED_DATASET  # noqa: E402
+from rag_assets.catalog import BUNDLED_DATASET  # noqa: E402
 
 CLI = [sys.executable, "-m", "rag_assets.app.cli"]
 SWEEP = """search: one-factor

@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from mixed_folder import pdf_bytes  # noqa: E402
 
+from rag_assets.catalog import BUNDLED_DATASET  # noqa: E402
 from rag_assets.ingest import corpus  # noqa: E402
-from rag_assets.ingest.dataset import BUNDLED_DATASET  # noqa: E402
 from rag_assets.ingest.extractors import EXTRACTORS  # noqa: E402
 
 

@@ -19,8 +19,8 @@ import pandas as pd
 from dagster import AssetKey, DagsterInstance
 
 from rag_assets.app.cli import main as cli
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _texts(data_dir: Path) -> dict[str, set[str]]:

@@ -2,7 +2,7 @@
 
     python bench/int8_encoder.py [--rounds 3]
 
-1. Chunks/s on every chunk text of strategy E of the bundled corpus: `Embedder(backend="onnx-int8")`
+1. Chunks/s on every chunk text of strategy E of the bundled corpus: `LocalEmbedder(backend="onnx-int8")`
    against plain `SentenceTransformer.encode` (batch 32, the fp32 default), alternating in each
    round (the machine is shared and noisy) and comparing medians.
 2. Cosine of each int8 vector to its fp32 twin: min, p01, median.
@@ -26,7 +26,7 @@ from common import bundled_chunks  # noqa: E402
 
 from rag_assets.app.cli import main as cli  # noqa: E402
 from rag_assets.evaluation.comparisons import compare_paired  # noqa: E402
-from rag_assets.retrieval.embedding import Embedder  # noqa: E402
+from rag_assets.retrieval.embedding import LocalEmbedder  # noqa: E402
 
 
 def speed_and_closeness(rounds: int) -> None:
@@ -34,7 +34,7 @@ def speed_and_closeness(rounds: int) -> None:
 
     _, chunks = bundled_chunks("E")
     texts = chunks["text"].tolist()
-    int8 = Embedder(backend="onnx-int8")
+    int8 = LocalEmbedder(backend="onnx-int8")
     plain = SentenceTransformer(str(int8.path), device="cpu")
     int8.encode(texts[:32]), plain.encode(texts[:32])  # warm-up
     rates = {"int8": [], "fp32": []}

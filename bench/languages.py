@@ -30,9 +30,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 from common import bm25_runs  # noqa: E402
 
+from rag_assets import catalog  # noqa: E402
+from rag_assets.catalog import PROJECT_ROOT  # noqa: E402
 from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
 from rag_assets.evaluation.retrieval_run import retriever_name  # noqa: E402
-from rag_assets.ingest.dataset import PROJECT_ROOT  # noqa: E402
 from rag_assets.layout import DataDir  # noqa: E402
 from rag_assets.retrieval import lexical, packaged  # noqa: E402
 
@@ -123,7 +124,7 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("/tmp/rag-assets-languages"))
     p.add_argument("--models", default="minilm,mpnet,me5-small")
     args = p.parse_args()
-    models = packaged.names(args.models)
+    models = catalog.model_names(args.models)
     args.work.mkdir(parents=True, exist_ok=True)
     layouts = {
         lang: materialise(args.work, f"xquad-{lang}", imported(args.work, lang), args.models) for lang in ("en", "de")

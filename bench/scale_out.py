@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from common import synthetic_chunks  # noqa: E402
 from servers import ray_cluster  # noqa: E402
 
-from rag_assets.retrieval.embedding import Embedder  # noqa: E402
+from rag_assets.retrieval.embedding import LocalEmbedder  # noqa: E402
 from rag_assets.retrieval.embedding_cache import EmbeddingCache  # noqa: E402
 from rag_assets.retrieval.ray_engine import RayEngine  # noqa: E402
 
@@ -58,7 +58,7 @@ def main() -> None:
     args = p.parse_args()
     texts = list(dict.fromkeys(synthetic_chunks(int(args.chunks * 1.1) + 50, seed=13)))[: args.chunks]
     print(f"{len(texts)} unique texts, {sum(map(len, texts)) / len(texts):.0f} characters on average")
-    model = Embedder(backend="onnx-int8")
+    model = LocalEmbedder(backend="onnx-int8")
     rates, reference = {}, None
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()

@@ -71,7 +71,7 @@ def one_size(size: int, queries: int, strategy: str) -> dict:
     from rag_assets.evaluation import metric_tables
     from rag_assets.ingest import corpus
     from rag_assets.ingest import ground_truth as gt
-    from rag_assets.retrieval.embedding import Embedder
+    from rag_assets.retrieval.embedding import LocalEmbedder
     from rag_assets.retrieval.embedding_cache import EmbeddingCache
     from rag_assets.retrieval.lexical import BM25Index
     from rag_assets.retrieval.search import ChunkIndex, run_queries
@@ -87,7 +87,7 @@ def one_size(size: int, queries: int, strategy: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build_dataset(root, size, queries)
-        model = Embedder(backend="onnx-int8")
+        model = LocalEmbedder(backend="onnx-int8")
         out["baseline_mb"] = peak_mb()
         snap = stage("snapshot", lambda: corpus.snapshot(root / "documents"))
         records, _ = gt.read_questions(root / "questions.jsonl")

@@ -7,10 +7,12 @@ and the shell (`app`)."""
 __all__ = [
     "answering",
     "app",
+    "catalog",
     "chunking",
     "columns",
     "defs",
     "drafting",
+    "environment",
     "evaluation",
     "ingest",
     "layout",

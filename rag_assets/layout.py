@@ -7,6 +7,8 @@
 <data dir>/assets/evaluation_history/date=.../       the evaluation history
 <data dir>/reports/                                  Markdown reports and plots
 <data dir>/cache/embeddings/<model>/                 the embedding cache
+<data dir>/cache/rerank/<reranker>/                  rerank scores (experiments)
+<data dir>/cache/endpoints/                          endpoint models' probe answers (their identities)
 <data dir>/cache/drafts/<model>/                     drafted questions and their judgements, by prompt
 <data dir>/dagster_home/                             the Dagster instance (run history)
 <data dir>/.rag-assets.lock                          the writers' lock
@@ -24,19 +26,18 @@ kept per machine, outside any data dir: see `model_cache`.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from rag_assets import storage
+from rag_assets import environment, storage
 
 
 def model_cache() -> Path:
     """Where models built from packaged weights are kept: $RAG_ASSETS_MODEL_CACHE, else
     ~/.cache/rag_assets/models. Each build's folder is named by its source's fingerprint."""
-    configured = os.environ.get("RAG_ASSETS_MODEL_CACHE")
+    configured = environment.value(environment.MODEL_CACHE)
     return Path(configured) if configured else Path.home() / ".cache" / "rag_assets" / "models"
 
 
@@ -44,7 +45,7 @@ def instance_homes() -> Path:
     """Where the Dagster homes of data dirs on object storage are kept on this machine:
     $RAG_ASSETS_STATE_DIR, else ~/.local/state/rag_assets/dagster_homes. A home there holds
     its dagster.yaml and local logs; the run history itself is in PostgreSQL."""
-    configured = os.environ.get("RAG_ASSETS_STATE_DIR")
+    configured = environment.value(environment.STATE_DIR)
     return Path(configured) if configured else Path.home() / ".local" / "state" / "rag_assets" / "dagster_homes"
 
 
@@ -100,8 +101,13 @@ class DataDir:
 
     @property
     def endpoint_records(self) -> storage.AnyPath:
-        """Each embedding endpoint's probe vectors: its identity between runs."""
+        """Each endpoint model's probe answer: its identity between runs."""
         return self.root / "cache" / "endpoints"
+
+    @property
+    def rerank_cache(self) -> storage.AnyPath:
+        """Rerank scores by (reranker identity, query, passage)."""
+        return self.root / "cache" / "rerank"
 
     @property
     def draft_cache(self) -> storage.AnyPath:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rag_assets import environment
 from rag_assets.layout import DataDir
 
 
@@ -150,7 +151,7 @@ def exclusive(data_dir: Path, command: str):
             del _held[path]
 
 
-WAIT_ENV = "RAG_ASSETS_LOCK_WAIT_S"
+WAIT_ENV = environment.LOCK_WAIT
 WAIT_S = 3600.0  # how long a Dagster run waits for an exclusive holder before it fails
 
 
@@ -164,7 +165,7 @@ def shared(data_dir: Path, wait_s: float | None = None, log=None) -> None:
     if path in _held:
         return
     if wait_s is None:
-        wait_s = float(os.environ.get(WAIT_ENV, WAIT_S))
+        wait_s = float(environment.value(WAIT_ENV) or WAIT_S)
     fd = _open(path)
     deadline, said = time.monotonic() + wait_s, None
     while not _flock(fd, fcntl.LOCK_SH):

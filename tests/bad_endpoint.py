@@ -7,11 +7,16 @@ failure counts: `python tests/bad_endpoint.py PORT` (loopback only).
 - garbage: a 200 whose body is not JSON;
 - flaky: 503 on a prompt's first request, a real answer on its retry.
 
+`GET /count` answers how many requests it was sent besides (`{"requests": N}`): what a test that
+expects none reads.
+
 Its `/v1/embeddings` serves vectors made from each text's hash (seeded by the second argument, so a
 restart with another seed is a model that moved behind the same name; as many dimensions as the
 third, 8 by default, so a restart with another is a model of another size under the same name), and
 fails one way per model: `unauthorized` 401, `ratelimited` 429, `broken` 500, `slow` (as above),
-`short` one vector too few, `nan` vectors holding NaN; any other model answers.
+`short` one vector too few, `nan` vectors holding NaN; `characters` reports the texts' characters as
+its tokens (as infinity does by default); any other model answers. Its `/rerank` scores each
+document by its hash, seeded the same way (a Cohere / infinity answer).
 """
 
 import hashlib
@@ -24,6 +29,7 @@ SLOW_S = 5
 MODELS = ("slow", "empty", "cut", "garbage", "flaky")
 seen: set[str] = set()
 SEED, DIM = "0", 8
+received = [0]  # requests other than GET /count
 
 
 def completion(content: str, finish: str, tokens: int) -> dict:
@@ -46,13 +52,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path.endswith("/count"):
+            return self._send(200, json.dumps({"requests": received[0]}).encode())
+        received[0] += 1
         models = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "tests"} for m in MODELS]}
         self._send(200, json.dumps(models).encode())
 
     def do_POST(self):
+        received[0] += 1
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path.endswith("/embeddings"):
             return self.embeddings(request)
+        if self.path.endswith("/rerank"):
+            return self.rerank(request)
         model, prompt = request["model"], request["messages"][-1]["content"]
         if model == "slow":
             time.sleep(SLOW_S)
@@ -83,8 +95,15 @@ class Handler(BaseHTTPRequestHandler):
         if model == "nan":
             vectors[0][0] = float("nan")
         data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
-        body = {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": 3 * len(texts)}}
+        counted = sum(len(t) for t in texts) if model == "characters" else 3 * len(texts)
+        body = {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": counted}}
         self._send(200, json.dumps(body).encode())
+
+    def rerank(self, request):
+        query, documents = request["query"], request["documents"]
+        scores = [hashlib.sha256(f"{SEED}/{query}/{d}".encode()).digest()[0] / 255 for d in documents]
+        results = [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]
+        self._send(200, json.dumps({"results": results, "usage": {"total_tokens": 4 * len(documents)}}).encode())
 
     def log_message(self, *args):
         pass

@@ -109,14 +109,14 @@ def pump(tmp_path_factory):
     from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
     from rag_assets.ingest import corpus
     from rag_assets.ingest.access import access_by_document
-    from rag_assets.retrieval.embedding import Embedder
+    from rag_assets.retrieval.embedding import LocalEmbedder
     from rag_assets.retrieval.lexical import BM25Index
     from rag_assets.retrieval.search import ChunkIndex
 
     root = write_dataset(tmp_path_factory.mktemp("pump"), TINY_DOCS)
     snap = corpus.snapshot(root / "documents")
     chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
-    embedder = Embedder()
+    embedder = LocalEmbedder()
     index = ChunkIndex(
         "E",
         chunks["chunk_id"].tolist(),

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from rag_assets.app.cli import main
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.retrieval import dense
 from rag_assets.retrieval.ann import HnswIndex, recall_against_exact
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def real():
     snap = corpus.snapshot(BUNDLED_DATASET / "documents")
     records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
     questions = gt.validate(records, snap)[0]["query"].drop_duplicates().head(200).tolist()
-    model = Embedder()
+    model = LocalEmbedder()
     return model.encode(chunk_corpus(snap, STRATEGIES["E"])["text"].tolist()), model.encode(questions, query=True)
 
 

@@ -7,7 +7,7 @@ from rag_assets.chunking import diagnostics
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 
 
 def _truth(snap, needles):
@@ -38,7 +38,7 @@ def test_blind_cut_destroys_a_needle_that_overlap_and_boundaries_keep(tmp_path):
 
 def model_with_window(tmp_path, window: int) -> Path:
     """The packaged model's files, linked, with another max_seq_length."""
-    packaged, folder = Embedder().path, tmp_path / f"model-{window}"
+    packaged, folder = LocalEmbedder().path, tmp_path / f"model-{window}"
     for f in packaged.rglob("*"):
         if f.is_file() and f.name != "sentence_bert_config.json":
             (folder / f.relative_to(packaged)).parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +57,7 @@ def test_header_share_and_encoder_window_are_the_configured_models(tmp_path):
         f"# Long document title\n\n## Section\n\nShort one.\n\n{medium}\n\n{long_sentence}", encoding="utf-8"
     )
     chunks = chunk_corpus(corpus.snapshot(docs), STRATEGIES["E"])
-    default = Embedder()
+    default = LocalEmbedder()
     stats = diagnostics.token_stats(chunks, default)
     per_chunk = default.count_tokens(chunks["text"].tolist())
     assert default.window == stats["encoder_window"] == 256
@@ -67,7 +67,7 @@ def test_header_share_and_encoder_window_are_the_configured_models(tmp_path):
     assert stats["header_tokens"] == header * len(chunks)
     assert stats["header_share"] == stats["header_tokens"] / stats["embedded_tokens"]
     assert default.count_tokens(["hello world"]).tolist() == [4]  # [CLS] hello world [SEP]
-    short = diagnostics.token_stats(chunks, Embedder(model_with_window(tmp_path, 128)))
+    short = diagnostics.token_stats(chunks, LocalEmbedder(model_with_window(tmp_path, 128)))
     assert short["encoder_window"] == 128 and short["over_window"] == int((per_chunk > 128).sum()) == 2
 
 

@@ -3,9 +3,9 @@
 import pytest
 
 from rag_assets.answering.citations import MAX_CHARS_PER_TOKEN, build_context, check_citations, fragment_range
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _hits(strategy: str, n: int = 4):

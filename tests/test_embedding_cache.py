@@ -14,14 +14,14 @@ import pytest
 from barrier import wait_at_barrier
 from dagster import AssetKey, DagsterInstance
 
-from rag_assets.ingest.dataset import BUNDLED_DATASET
-from rag_assets.retrieval.embedding import Embedder, IdentityMismatch, require_identity
+from rag_assets.catalog import BUNDLED_DATASET
+from rag_assets.retrieval.embedding import IdentityMismatch, LocalEmbedder, require_identity
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 
 
 @pytest.fixture(scope="module")
 def embedder():
-    return Embedder()
+    return LocalEmbedder()
 
 
 class CountingEmbedder:
@@ -31,9 +31,9 @@ class CountingEmbedder:
         self.inner, self.identity, self.encoded = inner, identity or inner.identity, 0
         self.dim = inner.dim
 
-    def encode(self, texts, progress=False):
+    def encode(self, texts, progress=False, query=False):
         self.encoded += len(texts)
-        return self.inner.encode(texts)
+        return self.inner.encode(texts, query=query)
 
 
 def test_only_new_texts_are_encoded_and_a_new_model_starts_over(tmp_path, embedder):

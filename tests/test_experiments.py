@@ -20,6 +20,7 @@ from rag_assets.columns import COLUMNS
 from rag_assets.experiment import arms, spec
 from rag_assets.ingest import snapshot
 from rag_assets.layout import DataDir
+from rag_assets.retrieval import embedders
 from rag_assets.retrieval.embedding import model_path
 
 CHAPTER = Path(__file__).parent.parent / "data" / "default_corpus" / "documents"
@@ -51,8 +52,29 @@ BAD = [  # (file, the line named, words of the message)
     (GOOD.replace("[minilm]", "[minilm, bge]"), 5, "unknown packaged model 'bge'"),
     (GOOD.replace("size: 512,", "sise: 512,"), 4, "unknown cut setting 'sise'"),
     (GOOD + "rerankers:\n  ce: {cross_encoder: no/such/folder}\n", 8, "no folder"),
-    (GOOD.replace("[minilm]", "\n  mine: {path: empty}"), 6, "holds no weights"),
+    (GOOD.replace("[minilm]", "\n  mine: {path: empty}"), 6, "holds no model"),
     (GOOD + "baseline: {chunker: b1024}\n", 7, "unknown chunker arm 'b1024'"),
+    # every setting applied or refused, with its type and range
+    (GOOD.replace("E: E", "E: {chonkie: recursive, size: 512, overlap: 64}"), 3, "recursive chunker has no overlap"),
+    (GOOD.replace("[hybrid, bm25]", "\n  hnsw: {dense: true, index: hnsw, m: 1}"), 7, "m: Input should be greater"),
+    (GOOD.replace("[hybrid, bm25]", "\n  b: {bm25: true, b: 7}"), 7, "b: Input should be less than or equal to 1"),
+    (GOOD.replace("[hybrid, bm25]", "\n  d: {dense: false}"), 7, "dense: input should be True"),
+    (GOOD + "rerankers:\n  l: {llm: false}\n", 8, "llm: input should be True"),
+    (GOOD + "k:\n", 7, "unknown key 'k'"),
+    (
+        GOOD.replace("[minilm]", "\n  s: {url: 'http://h:1/v1', model: m, timeout_s: 0}"),
+        6,
+        "timeout_s: Input should be greater",
+    ),
+    (
+        GOOD.replace("[minilm]", "\n  s: {url: 'http://h:1/v1', model: m, retries: 100000}"),
+        6,
+        "retries: Input should be less",
+    ),
+    (GOOD.replace("[minilm]", "\n  s: {url: 'http://u:p@h:1/v1', model: m}"), 6, "no user or password in it"),
+    (GOOD.replace("[minilm]", "\n  s: {path: /}"), 6, "holds no model"),
+    (GOOD.replace("size: 512,", "size: '512',"), 4, "size: Input should be a valid integer"),
+    (GOOD.replace("search: one-factor", "search: grid\ntoken_budget: 0"), 2, "token_budget must be a whole number"),
 ]
 
 
@@ -149,7 +171,7 @@ def _check(path: Path, dataset: Path, data_dir: Path) -> subprocess.CompletedPro
         ("unauthorized", "HTTP 401"),
         ("ratelimited", "HTTP 429"),
         ("broken", "HTTP 500"),
-        ("slow", "no answer within"),
+        ("slow", "answer within"),
         ("short", "4 vectors for 5 texts"),
         ("nan", "NaN"),
     ],
@@ -173,13 +195,13 @@ def test_check_names_an_endpoint_that_is_down_moved_or_now_returns_vectors_of_an
     down = _check(path, tiny_dataset, tmp_path / "d")
     assert down.returncode == 2 and "unreachable" in down.stderr and base in down.stderr and f"{path}:3:" in down.stderr
     with misbehaving_endpoint(port=port):  # what a run records: the model's probe vectors, 8 long
-        arms.embedder_of(spec.load(path).arms["embedders"][0], DataDir(tmp_path / "d").endpoint_records)
+        embedders.make(spec.load(path).arms["embedders"][0].spec, DataDir(tmp_path / "d").endpoint_records)
     with misbehaving_endpoint(port=port):  # the same model: nothing to say
         same = _check(path, tiny_dataset, tmp_path / "d")
     with misbehaving_endpoint(port=port, seed="1"):  # another model of the same size: stale, not refused
         moved = _check(path, tiny_dataset, tmp_path / "d")
     assert same.returncode == moved.returncode == 0 and "moved" not in same.stdout
-    assert "its probe vectors moved" in moved.stdout and "`run` computes them anew" in moved.stdout
+    assert "its probe answer moved" in moved.stdout and "`run` computes them anew" in moved.stdout
     with misbehaving_endpoint(port=port, dim=16):  # another model under the same name
         changed = _check(path, tiny_dataset, tmp_path / "d")
     assert changed.returncode == 2, changed.stdout
@@ -192,7 +214,7 @@ def bad_base():
         yield base
 
 
-def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_resumes_from_the_cache(tmp_path):
+def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_only_what_is_stale_runs_again(tmp_path):
     dataset = write_dataset(tmp_path / "ds")
     data_dir = tmp_path / "data"
     from servers import free_port
@@ -206,16 +228,18 @@ def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_
     with misbehaving_endpoint(seed="1", port=port):
         first = _run(dataset, data_dir)
         assert first.returncode == 1
-        assert "configurations failed, nothing recorded for them: C+served+hybrid+none" in first.stderr
+        assert "1 configurations failed, nothing recorded for them and their earlier results not ranked" in first.stderr
+        assert "C+served+hybrid+none; fix the cause" in first.stderr
         layout = DataDir(data_dir)
         assert layout.table("experiment_runs", "C+minilm+hybrid+none").exists()
         assert not layout.table("experiment_runs", "C+served+hybrid+none").exists()
         board = (layout.reports / "experiment_leaderboard.md").read_text()
-        assert "C+served+hybrid+none`: no materialisation" in board
+        assert "C+served+hybrid+none`: its last run" in board and "failed: no result" in board
         path.write_text(text.format(port=port, model="good"))
         second = _run(dataset, data_dir)
         assert second.returncode == 0, second.stderr[-2000:]
         assert "C+minilm+hybrid+none" not in _changed(second.stdout)  # its arms did not move
+        assert "1 of 2 configurations are fresh" in second.stdout and "C+minilm+hybrid+none" in _fresh(second.stdout)
     with misbehaving_endpoint(seed="2", port=port):  # the same name, another model
         third = _run(dataset, data_dir)
     assert third.returncode == 0, third.stderr[-2000:]
@@ -225,16 +249,51 @@ def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_a_rerun_
     assert (table["index_endpoint_calls"] > 0).tolist() == [c == "C+served+hybrid+none" for c in table["config"]]
     runs = pd.read_parquet(DataDir(data_dir).table("experiment_runs", "C+served+hybrid+none"))
     assert set(table.columns) | set(runs.columns) <= set(COLUMNS)  # every column explained in the UI
+    fourth = _run(dataset, data_dir)  # the endpoint is down: the configuration is tried, fails, and is not ranked
+    assert fourth.returncode == 1 and "C+served+hybrid+none; fix the cause" in fourth.stderr
+    board = pd.read_parquet(DataDir(data_dir).table("experiment_leaderboard"))
+    assert board["config"].tolist() == ["C+minilm+hybrid+none"]
+    report = (DataDir(data_dir).reports / "experiment_leaderboard.md").read_text()
+    assert "`C+served+hybrid+none`: its last run" in report and "failed: its earlier result is not ranked" in report
+    _exported_and_used(dataset, data_dir)
+
+
+def _exported_and_used(dataset: Path, data_dir: Path) -> None:
+    """Its returned passages as TREC files (every query's run, its needle's holders as qrels), and
+    one configuration made the one `ask` answers with (the one the lab cannot serve refused)."""
+    where = ["--dataset", str(dataset), "--data-dir", str(data_dir)]
+    out = data_dir.parent / "trec"
+    done = subprocess.run([*CLI, "export", "trec", "--data-dir", str(data_dir), "--experiment", "--out", str(out)])
+    assert done.returncode == 0
+    rows = pd.read_parquet(DataDir(data_dir).table("experiment_runs", "C+minilm+hybrid+none"))
+    run = (out / "C+minilm+hybrid+none.experiment.chunks.run").read_text().splitlines()
+    assert {line.split()[0] for line in run} == set(rows["query_id"]) and len(run) == sum(map(len, rows["chunk_ids"]))
+    qrels = {line.split()[2] for line in (out / "qrels.C+minilm+hybrid+none.chunks.txt").read_text().splitlines()}
+    assert qrels == {c for ids in rows["relevant_ids"] for c in ids} and qrels
+    refused = subprocess.run([*CLI, "use", "C+served+hybrid+none", *where], capture_output=True, text=True)
+    assert refused.returncode == 2 and "embedder served is not a packaged model" in refused.stderr
+    chosen = subprocess.run([*CLI, "use", "C+minilm+hybrid+none", *where], capture_output=True, text=True)
+    assert chosen.returncode == 0, chosen.stderr
+    assert subprocess.run([*CLI, "run", *where, "--no-llm", "--strategies", "C"], capture_output=True).returncode == 0
+    asked = subprocess.run(
+        [*CLI, "ask", *where, "Which way should the inlet valve face?"], capture_output=True, text=True
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert "strategy C, hybrid" in asked.stdout and "configuration C+minilm+hybrid+none, chosen" in asked.stdout
 
 
 def _changed(stdout: str) -> set[str]:
-    found = re.search(r"new source versions: (.*)", stdout)
+    found = re.search(r"new configuration versions: (.*)", stdout)
     return {s for s in found.group(1).split(", ") if s.startswith("experiment_configs")} if found else set()
+
+
+def _fresh(stdout: str) -> set[str]:
+    found = re.search(r"are fresh .* not run again: (.*)", stdout)
+    return set(found.group(1).split(", ")) if found else set()
 
 
 @pytest.mark.skipif(not INFINITY.exists(), reason=f"infinity-emb is not installed at {INFINITY} (.ci/run installs it)")
 def test_infinity_serves_the_packaged_model_as_the_process_encodes_it_and_an_experiment_runs_through_it(tmp_path):
-    from rag_assets.experiment.arms import embedder_of
     from rag_assets.retrieval import packaged
 
     texts = [p.strip() for p in (CHAPTER.glob("*.md").__next__()).read_text().split("\n\n") if p.strip()][:64]
@@ -245,7 +304,7 @@ def test_infinity_serves_the_packaged_model_as_the_process_encodes_it_and_an_exp
             f"  inf: {{url: '{base}', model: {model_path().parent.name}/model}}\n",
         )
         arm = spec.load(path).arms["embedders"][0]
-        served = embedder_of(arm, tmp_path / "records")
+        served = embedders.make(arm.spec, tmp_path / "records")
         local = packaged.embedder("minilm-fp32").encode(texts)
         assert float((served.encode(texts) * local).sum(axis=1).min()) >= 0.999
         dataset = write_dataset(tmp_path / "ds")
@@ -262,14 +321,16 @@ def test_the_llm_reranker_served_behind_rerank_scores_as_in_process_and_an_exper
     """No packaged cross-encoder exists: `rag-assets serve-model` serves the LLM reranker behind the
     /rerank protocol, and an experiment's rerank endpoint is tested against it."""
     from rag_assets.answering.generation import LocalLM
-    from rag_assets.retrieval.remote import Endpoint, EndpointReranker
+    from rag_assets.retrieval.remote import EndpointReranker
     from rag_assets.retrieval.rerank import LLMRelevanceReranker
+    from rag_assets.retrieval.specs import RerankEndpoint
 
     query = "Which way should the inlet valve face?"
     passages = ["Tighten the bolts first.", "The inlet valve must face north.", "The warranty covers two years."]
     dataset = write_dataset(tmp_path / "ds")
     with model_server() as base:
-        served = EndpointReranker(Endpoint(base, "smollm2-135m-instruct"), depth=3).score(query, passages)
+        reranker = EndpointReranker(RerankEndpoint(url=base, model="smollm2-135m-instruct", depth=3))
+        served = reranker.score(query, passages)
         local = LocalLM("", answer_prefix="")
         local.load_weights()
         assert np.allclose(served, LLMRelevanceReranker(local).score(query, passages), atol=1e-4)
@@ -282,6 +343,77 @@ def test_the_llm_reranker_served_behind_rerank_scores_as_in_process_and_an_exper
     assert done.returncode == 0, done.stderr[-2000:]
     board = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_leaderboard")).set_index("config")
     rows = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_runs", "C+minilm+hybrid+llm"))
-    assert board.loc["C+minilm+hybrid+llm", "query_endpoint_calls"] == len(rows) > 0  # one call per question
+    # one call per question, and the probe that is its identity
+    assert board.loc["C+minilm+hybrid+llm", "query_endpoint_calls"] == len(rows) + 1 > 1
     assert board.loc["C+minilm+hybrid+none", "query_endpoint_calls"] == 0
     assert rows["rerank_ms"].notna().all()
+
+
+def test_a_configuration_ranks_through_the_labs_own_engine(tmp_path, pump):
+    """The experiment's E + fp32 MiniLM + hybrid configuration gives every query the very ranking
+    `run_queries` gives the lab's index of strategy E: one engine, not a copy of it."""
+    from rag_assets.evaluation import metric_tables
+    from rag_assets.experiment.measure import measure
+    from rag_assets.ingest import ground_truth as gt
+    from rag_assets.retrieval.search import run_queries
+
+    snap, chunks, index, embedder = pump
+    root = write_dataset(tmp_path / "ds")
+    records, _ = gt.read_questions(root / "questions.jsonl")
+    truth = gt.validate(records, snap)[0]
+    path = experiment_file(tmp_path, "chunkers: [E]\nembedders: [minilm-fp32]\nretrievers: [hybrid]\n")
+    config = spec.load(path).configurations[0]
+    made = measure(config, snap, truth, DataDir(tmp_path / "data"), 1024, log=lambda line: None)
+    queries = truth[truth["kind"] == "answerable"][["query_id", "query"]].reset_index(drop=True)
+    vectors = embedder.encode(queries["query"].tolist(), query=True)
+    lab = run_queries(index, queries, vectors, np.zeros(len(queries)))
+    lab_hits = metric_tables.query_hits(lab[lab["retriever"] == "hybrid"], {"E": chunks}, truth)
+    ours = made.table.set_index("query_id")
+    assert len(ours) == len(lab_hits) > 0
+    for q in lab.loc[lab["retriever"] == "hybrid"].itertuples():
+        assert list(ours.loc[q.query_id, "chunk_ids"]) == list(q.chunk_ids)
+    assert ours.loc[lab_hits["query_id"], "hit_rank"].tolist() == lab_hits["hit_rank"].tolist()
+    assert made.figures["latency_ms"] and made.figures["load_before"] >= 0
+    assert ours["latency_ms"].notna().sum() == min(len(ours), 100)
+
+
+def test_probes_are_kept_apart_by_prefixes_and_a_reranker_behind_a_url_has_an_identity(tmp_path):
+    from rag_assets.experiment.arms import fingerprints, identities
+
+    with misbehaving_endpoint() as base:
+        path = experiment_file(
+            tmp_path,
+            "chunkers: [E]\nembedders:\n"
+            f"  plain: {{url: '{base}', model: good}}\n"
+            f"  e5: {{url: '{base}', model: good, query_prefix: 'query: ', passage_prefix: 'passage: '}}\n"
+            f"rerankers:\n  none: none\n  served: {{url: '{base.removesuffix('/v1')}', model: good}}\n",
+        )
+        experiment = spec.load(path)
+        records = tmp_path / "records"
+        first = identities(experiment, records)
+        assert len(list(records.iterdir())) == 3  # one record each: two embedders, one reranker
+        again = identities(experiment, records)
+        assert first == again and first["plain"] != first["e5"] and first["served"]
+        before = fingerprints(experiment, records)
+    with misbehaving_endpoint(seed="9", port=int(base.rsplit(":", 1)[1].split("/")[0])):  # other models, same names
+        after = fingerprints(experiment, records)
+    modelled = [c for c in before if "+-+" not in c]  # BM25 alone has no model to move
+    assert len(modelled) == 4 and all(before[c] != after[c] for c in modelled)
+    assert before["E+-+bm25+none"] == after["E+-+bm25+none"]
+    down = fingerprints(experiment, records, log=lambda line: None)  # nothing answers: tried again, not kept
+    assert set(down) == set(after) and all(down[c] != after[c] for c in modelled)
+
+
+def test_an_endpoint_that_counts_characters_is_counted_here_and_said_so(tmp_path):
+    from rag_assets.retrieval import specs
+    from rag_assets.retrieval.remote import PROBE, EndpointEmbedder
+
+    with misbehaving_endpoint() as base:
+        tokens = EndpointEmbedder(specs.EmbeddingEndpoint(url=base, model="good"))
+        tokens.encode(["a passage about pumps"])
+        chars = EndpointEmbedder(specs.EmbeddingEndpoint(url=base, model="characters"))
+        chars.encode(["a passage about pumps"])
+    assert tokens.endpoint.usage.source == "the endpoint's count"
+    assert chars.endpoint.usage.source.startswith("estimated here with all-MiniLM-L6-v2's word pieces")
+    sent = [*PROBE, "a passage about pumps", *PROBE]  # its probe, the passage, the probe again
+    assert 0 < chars.endpoint.usage.tokens < sum(len(t) for t in sent)  # word pieces, not characters

@@ -240,7 +240,7 @@ def test_a_mixed_folder_materialises_and_answers_cite_page_cells_and_time(tmp_pa
         chunked = instance.fetch_materializations(AssetKey("chunk_sets"), limit=1).records[0].asset_materialization
         assert set(chunked.metadata["chunks_per_document"].value) == set(GOOD)
         embedder = defs.resources["embedder"].get()
-        index, chunks = Served.over(defs, instance, settings).load("C", embedder.identity)
+        index, chunks = Served(defs, instance, settings).load("C", embedder.identity)
     answerer = Answerer(index, chunks, embedder, Generative(ScriptedLM()), threshold=2.0)
     snap = corpus.snapshot(dataset / "documents", MAX_BYTES)
     documents = dict(zip(snap["document_id"], snap["text"]))

@@ -1,8 +1,8 @@
 import json
 
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 
 
 def _snapshot(tiny_dataset):

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from rag_assets.app.cli import main
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
-from rag_assets.ingest.dataset import BUNDLED_DATASET
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -22,25 +22,25 @@ def model_cache(tmp_path_factory):
 @pytest.fixture
 def int8(model_cache, monkeypatch):
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_cache))
-    return Embedder(backend="onnx-int8")
+    return LocalEmbedder(backend="onnx-int8")
 
 
 def test_built_twice_the_same_file_and_identity_never_the_fp32_one(int8, tmp_path, monkeypatch):
-    fp32 = Embedder()
+    fp32 = LocalEmbedder()
     assert int8.identity != fp32.identity and int8.identity.startswith(fp32.name + "+onnx-int8@sha256:")
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(tmp_path))  # an empty cache: built again from the weights
-    again = Embedder(backend="onnx-int8")
+    again = LocalEmbedder(backend="onnx-int8")
     assert again.onnx_file != int8.onnx_file and again.onnx_file.read_bytes() == int8.onnx_file.read_bytes()
     assert again.identity == int8.identity
     with pytest.raises(ValueError, match="unknown embedder backend 'onnx'"):
-        Embedder(backend="onnx")
+        LocalEmbedder(backend="onnx")
 
 
 def test_vectors_are_unit_length_and_close_to_their_fp32_twins(int8):
     snap = corpus.snapshot(BUNDLED_DATASET / "documents")
     texts = chunk_corpus(snap, STRATEGIES["E"])["text"].tolist()[::8]
     texts += ["", "x " * 2000]  # empty, and far past the window: truncated as sentence-transformers does
-    a, b = int8.encode(texts), Embedder().encode(texts)
+    a, b = int8.encode(texts), LocalEmbedder().encode(texts)
     assert a.shape == b.shape == (len(texts), 384) and a.dtype == np.float32
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     cos = (a * b).sum(axis=1)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from rag_assets.answering.citations import build_context, fragment_range
+from rag_assets.catalog import PROJECT_ROOT
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
-from rag_assets.ingest.dataset import PROJECT_ROOT
 from rag_assets.retrieval import packaged
 from rag_assets.retrieval.lexical import BM25Index, BM25Settings, Tokenizer, describe, unstemmed
 

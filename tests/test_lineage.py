@@ -7,12 +7,13 @@ import pandas as pd
 import pytest
 from dagster import AssetKey, evaluate_automation_conditions, instance_for_test
 
+from rag_assets import catalog
 from rag_assets.app.plan import materialization_steps
 from rag_assets.app.serving import stale_resolver
 from rag_assets.chunking import strategies
-from rag_assets.defs import build_definitions, resources
+from rag_assets.defs import build_definitions
 from rag_assets.defs.external_sources import record_source_versions
-from rag_assets.retrieval import packaged
+from rag_assets.retrieval import embedders
 from rag_assets.settings import Settings
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -91,9 +92,9 @@ def test_editing_a_document_stales_the_snapshot_and_automation_follows_the_graph
 def test_new_weights_of_the_model_stale_every_embedding_and_nothing_else(built, tmp_path, monkeypatch):
     """Another identity of the packaged model (an upgraded package: here, another name)."""
     defs, instance, cursor, dataset = built
-    renamed = dataclasses.replace(packaged.PACKAGED["minilm"], name="another/embedding-model")
-    monkeypatch.setitem(packaged.PACKAGED, "minilm", renamed)
-    monkeypatch.setattr(resources, "_embedder", functools.lru_cache(resources._embedder.__wrapped__))  # its own
+    renamed = dataclasses.replace(catalog.PACKAGED["minilm"], name="another/embedding-model")
+    monkeypatch.setitem(catalog.PACKAGED, "minilm", renamed)
+    monkeypatch.setattr(embedders, "_local", functools.lru_cache(embedders._local.__wrapped__))  # its own
     other = build_definitions(Settings(data_dir=tmp_path / "data", dataset=dataset, llm=False))
     assert record_source_versions(instance, other) == ["embedding_model[minilm]"]
     stale = {f"embeddings[minilm|{s}]": ["has a new dependency data version"] for s in STRATEGIES}

@@ -68,7 +68,7 @@ def test_a_run_keeps_its_history_in_postgresql_and_another_process_reads_it(mate
     assert runs and {r.status for r in runs} == {DagsterRunStatus.SUCCESS}
     assert count(url, "select count(*) from runs") == len(runs)
     settings = Settings(data_dir=materialised["root"] / "data", dataset=materialised["dataset"], llm=False)
-    served = Served.over(build_definitions(settings), instance, settings)
+    served = Served(build_definitions(settings), instance, settings)
     assert instance.get_latest_materialization_event(AssetKey("significance_report")) is not None
     for strategy in ("C", "E"):  # what `ask` checks before it serves: every blocking check passed, nothing stale
         assert served.failed_checks(strategy) == [] and served.freshness_problems(strategy) == []

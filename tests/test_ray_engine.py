@@ -18,11 +18,11 @@ from servers import CLI, create_database, descendants, free_port, ray_cluster, r
 
 from rag_assets import storage
 from rag_assets.answering.citations import fragment_range
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.layout import DataDir
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.embedding_cache import EmbeddingCache
 from rag_assets.retrieval.ray_engine import RayEngine
 
@@ -159,7 +159,7 @@ def test_ask_answers_and_the_ui_launches_a_run_from_the_data_dir_in_the_bucket(r
 
 def test_a_worker_killed_mid_way_is_restarted_and_nothing_written_is_encoded_again(cluster, texts, tmp_path):
     address, group = cluster
-    model = Embedder(backend="onnx-int8")
+    model = LocalEmbedder(backend="onnx-int8")
     clean, _ = EmbeddingCache(tmp_path / "clean", model, flush_every=32).encode(texts)
 
     messages, killed = [], []

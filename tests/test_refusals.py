@@ -26,7 +26,7 @@ from rag_assets.app.plan import materialization_steps
 from rag_assets.chunking import strategies
 from rag_assets.defs import build_definitions
 from rag_assets.layout import DataDir
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex
 from rag_assets.settings import Settings
@@ -304,23 +304,23 @@ def test_vectors_are_refused_for_edited_chunk_texts_under_the_same_ids(built):
 
 
 def test_the_model_identity_covers_every_file_that_changes_a_vector(tmp_path):
-    packaged = Embedder().path
+    packaged = LocalEmbedder().path
     copy = tmp_path / "model"
     for f in packaged.rglob("*"):
         if f.is_file():
             (copy / f.relative_to(packaged)).parent.mkdir(parents=True, exist_ok=True)
             (copy / f.relative_to(packaged)).symlink_to(f)
-    assert Embedder(copy).identity == Embedder().identity  # the same files: the same model
+    assert LocalEmbedder(copy).identity == LocalEmbedder().identity  # the same files: the same model
     config = copy / "sentence_bert_config.json"
     original = config.read_bytes()
     config.unlink()
     config.write_text(json.dumps({**json.loads(original), "max_seq_length": 128}))
-    assert Embedder(copy).identity != Embedder().identity  # same weights, other vectors
+    assert LocalEmbedder(copy).identity != LocalEmbedder().identity  # same weights, other vectors
     (copy / "README.md").unlink()
     (copy / "README.md").write_text("another readme")
     config.unlink()
     config.write_bytes(original)
-    assert Embedder(copy).identity == Embedder().identity  # documentation changes no vector
+    assert LocalEmbedder(copy).identity == LocalEmbedder().identity  # documentation changes no vector
 
 
 def test_one_writer_per_data_dir_and_runs_of_a_killed_writer_are_marked_failed(built, tmp_path, capsys):

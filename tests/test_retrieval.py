@@ -8,12 +8,12 @@ import pytest
 from conftest import WordOverlapScorer
 from rank_bm25 import BM25Okapi
 
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.retrieval import dense
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.fusion import rrf
 from rag_assets.retrieval.lexical import BM25Index, BM25Settings, IndexUnreadable, Tokenizer
 from rag_assets.retrieval.rerank import find_cross_encoder
@@ -30,7 +30,7 @@ def bundled():
 
 @pytest.fixture(scope="module")
 def embedder():
-    return Embedder()
+    return LocalEmbedder()
 
 
 def test_okapi_variant_agrees_with_rank_bm25_on_real_text(bundled):
@@ -117,7 +117,7 @@ def test_real_model_gives_unit_vectors_and_a_stable_identity(embedder):
     plain = SentenceTransformer(str(embedder.path), device="cpu").encode(texts, normalize_embeddings=True)
     assert np.allclose(vectors, plain, atol=1e-5)
     assert embedder.identity.startswith("sentence-transformers/all-MiniLM-L6-v2@sha256:")
-    assert Embedder().identity == embedder.identity and embedder.window == 256
+    assert LocalEmbedder().identity == embedder.identity and embedder.window == 256
 
 
 def test_retrievers_rank_fuse_and_rerank_one_chunk_set(embedder, bundled):

@@ -101,7 +101,7 @@ def test_ask_serves_from_a_materialised_strategy_as_the_sweep_does(tmp_path):
     settings = Settings(data_dir=tmp_path / "data", dataset=tmp_path)
     defs = build_definitions(settings)
     with instance_for_test() as instance:
-        served = Served.over(defs, instance, settings)
+        served = Served(defs, instance, settings)
         assert served.default_strategy() == "E"  # nothing built: the configured one, refused by name later
         for name, partition in (("chunk_sets", "C"), ("embeddings", "minilm|C")):
             instance.report_runless_asset_event(AssetMaterialization(name, partition=partition))

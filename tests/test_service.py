@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from conftest import write_dataset
-from servers import CLI, free_port, running_process
+from servers import CLI, free_port, misbehaving_endpoint, running_process
 
 from rag_assets.app.cli import main
 from rag_assets.app.keys import add_key
@@ -27,12 +27,29 @@ QUESTION = "When does Project Falcon launch and what is its budget?"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def endpoint():
+    """An embedding endpoint that counts the requests it is sent, which the dataset's experiment
+    file names: `ask`, `serve` and the lab's run must never call it."""
+    with misbehaving_endpoint() as base:
+        yield base
+
+
+def requests_to(base: str) -> int:
+    return httpx.get(base + "/count", timeout=5).json()["requests"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, endpoint):
     root = tmp_path_factory.mktemp("serve")
     dataset = write_dataset(root / "dataset", DOCS, [])
+    (dataset / "experiment.yaml").write_text(
+        f"chunkers: [E]\nembedders:\n  counted: {{url: '{endpoint}', model: counted}}\nretrievers: [hybrid]\n"
+    )
     data_dir = root / "data"
     run = ["run", "--dataset", str(dataset), "--data-dir", str(data_dir), "--strategies", "E", "--no-llm"]
+    before = requests_to(endpoint)
     assert main([*run, "--questions", "written"]) == 0
+    assert requests_to(endpoint) == before  # the lab's run reads no experiment
     keys_file = root / "keys.json"
     keys = {
         who: add_key(keys_file, who, None if who == "ops" else who, who == "ops") for who in ("team-a", "team-b", "ops")
@@ -43,7 +60,7 @@ def served(tmp_path_factory):
     command = [*CLI, "serve", "--dataset", str(dataset), "--data-dir", str(data_dir), "--keys", str(keys_file)]
     command += ["--port", str(port), "--check-every", "0.5", "--generating", "1", "--queue", "0"]
     with running_process(command, base + "/healthz", "rag-assets serve", 240):
-        yield {"base": base, "keys": keys, "dataset": dataset, "data_dir": data_dir, "run": run}
+        yield {"base": base, "keys": keys, "dataset": dataset, "data_dir": data_dir, "run": run, "endpoint": endpoint}
 
 
 def ask(served, who, body, headers=None, timeout=120):
@@ -160,3 +177,18 @@ def test_a_new_materialisation_is_served_without_a_restart_and_no_answer_mixes_t
         else:
             assert "stale" in body["detail"] or "cannot be served" in body["detail"], body
     assert "9 May" in seen[-1][1]["answer"]  # the new index, picked up without a restart
+
+
+def test_an_experiment_file_beside_the_dataset_costs_ask_and_serve_no_request_and_no_write(served):
+    """The dataset's experiment.yaml names an endpoint: `serve` checks its index's freshness every
+    0.5 s and answers, and `ask` answers, without one request to it or one file written for it."""
+    before = requests_to(served["endpoint"])
+    assert _ready(served)["status"] == "ready"
+    time.sleep(3)  # six freshness checks
+    assert ask(served, "ops", {"question": QUESTION}).status_code == 200
+    where = ["--dataset", str(served["dataset"]), "--data-dir", str(served["data_dir"])]
+    done = subprocess.run([*CLI, "ask", *where, "--all-tenants", QUESTION], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "embedder" not in done.stdout and "unreachable" not in done.stdout  # stdout is the answer
+    assert requests_to(served["endpoint"]) == before
+    assert not (served["data_dir"] / "cache" / "endpoints").exists()

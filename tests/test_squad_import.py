@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from rag_assets.app.cli import main
+from rag_assets.catalog import BUNDLED_DATASET, PROJECT_ROOT
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET, PROJECT_ROOT
 
 SQUAD = {
     "version": "v2.0",

@@ -13,7 +13,7 @@ from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.access import ALL_TENANTS, access_by_document
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
@@ -35,7 +35,7 @@ def index(tmp_path_factory):
     snap = corpus.snapshot(documents)
     chunks = chunk_corpus(snap, STRATEGIES["C"]).merge(snap[["document_id", "title", "path"]], on="document_id")
     access = access_by_document(snap)
-    embedder = Embedder()
+    embedder = LocalEmbedder()
     idx = ChunkIndex(
         "C",
         chunks["chunk_id"].tolist(),

@@ -10,13 +10,13 @@ from conftest import TINY_DOCS, TINY_QUESTIONS, write_dataset
 from ranx import Qrels, Run, evaluate
 
 from rag_assets.app.cli import main
+from rag_assets.catalog import BUNDLED_DATASET, DEFAULT_EMBEDDER
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.evaluation import metric_tables, trec
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
-from rag_assets.ingest.dataset import BUNDLED_DATASET
 from rag_assets.retrieval import packaged
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
@@ -24,10 +24,10 @@ KS = (1, 4, 8, 20)
 
 
 @functools.cache
-def _embedder() -> Embedder:
+def _embedder() -> LocalEmbedder:
     """One encoder for the module: the default int8 one (the figures compared are ours and
     ranx's on the same runs, whichever model ranked them)."""
-    return packaged.embedder(packaged.DEFAULT_EMBEDDER)
+    return packaged.embedder(DEFAULT_EMBEDDER)
 
 
 def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*(f"hit_rate@{k}" for k in KS), "mrr")):
@@ -44,7 +44,7 @@ def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*
     queries = truth[["query_id", "query"]]
     runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)))
     table = metric_tables.metric_table(metric_tables.query_hits(runs, {strategy: chunks}, truth), {})
-    trec.export(runs, {strategy: chunks}, truth, out)
+    trec.export(runs, trec.holders_of({strategy: chunks}, truth), truth, out)
     qrels = Qrels.from_file(str(out / f"qrels.{strategy}.{level}.txt"), kind="trec")
     scores = {
         r: evaluate(

@@ -211,8 +211,13 @@ def test_the_experiment_leaderboard_renders_its_tables_and_frontier_plot_in_the_
                     images: [...d.querySelectorAll('img')].map(i => ({natural: i.naturalWidth,
                         inside: i.getBoundingClientRect().right <= box.right}))};
         }""")
-        assert found["headings"] == ["Experiment leaderboard", "Quality", "Latency, size and cost"], found
-        assert found["tables"] == ["rank", "config"], found
+        assert found["headings"] == [
+            "Experiment leaderboard",
+            "Quality",
+            "Latency, size and cost",
+            "Chunks, frontiers and token counts",
+        ], found
+        assert found["tables"] == ["rank", "config", "config"], found
         for config in ("C+minilm+hybrid+none", "b256+minilm+hybrid+none", "C+-+bm25+none"):
             assert config in found["configs"], found["configs"]
         assert len(found["images"]) == 1 and found["images"][0]["natural"] > 0 and found["images"][0]["inside"], found

@@ -22,34 +22,23 @@ import pandas as pd
 from rag_assets.answering import refusal
 from rag_assets.answering.citations import Citation, Context, build_context, check_citations, declines
 from rag_assets.answering.extractive import Extractive
-from rag_assets.answering.generation import INPUT_BUDGET
 from rag_assets.answering.support import check_support
+from rag_assets.catalog import (
+    ANSWERERS,
+    DEFAULT_RETRIEVER,
+    INPUT_BUDGET,
+    LLM_RERANK_DEPTH,
+    RETRIEVERS,
+    SERVING_FALLBACK,
+)
 from rag_assets.ingest.access import describe_viewer
 from rag_assets.ingest.language import language_of
 from rag_assets.retrieval.rerank import LLMRelevanceReranker, find_cross_encoder
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
-RETRIEVERS = ("dense", "bm25", "hybrid", "rerank", "rerank-llm")
-ANSWERERS = ("extractive", "generate")
-# `ask`'s answerer: the one correct and supported most often on the bundled corpus (docs/answering.md)
-DEFAULT_ANSWERER = "extractive"
-
-
-def answerer_names(listed: str) -> list[str]:
-    """The answerers a comma-separated setting names (`serve --answerers`, the generator
-    resource's `answerers`), each once; ValueError for an empty list or an unknown name."""
-    names = list(dict.fromkeys(a.strip() for a in listed.split(",") if a.strip()))
-    if not names or any(a not in ANSWERERS for a in names):
-        raise ValueError(f"answerers must be a comma-separated list of {', '.join(ANSWERERS)}, got {listed!r}")
-    return names
-
-
 # The gate refuses when nothing is under the threshold. Only chunks of dense's own top 100 can fuse
-# above dense's nearest (RRF >= 1/61), so hybrid's 100 keep it and hybrid refuses exactly when
-# dense does: refusal_sweep, which sweeps dense, measures this retriever's refusals too.
-DEFAULT_RETRIEVER = "hybrid"
-SERVING_STRATEGY = "E"  # the strategy answers come from; failing that, the first materialised in this order
-SERVING_FALLBACK = ["E", "C", "F", "D", "B", "A", "W", "doc"]  # the chapter's order of preference
+# above dense's nearest (RRF >= 1/61), so hybrid's 100 (DEFAULT_RETRIEVER) keep it and hybrid refuses
+# exactly when dense does: refusal_sweep, which sweeps dense, measures this retriever's refusals too.
 log = logging.getLogger(__name__)
 
 
@@ -149,7 +138,7 @@ def build_answerer(
     budget: int = INPUT_BUDGET,
     tenant=None,
     cross_encoder: str = "",
-    llm_rerank_depth: int = 10,
+    llm_rerank_depth: int = LLM_RERANK_DEPTH,
     cache=None,
 ) -> Answerer:
     """The one answer path (`rag-assets ask` and generation_eval): the retriever with the

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from threading import Lock
 
-from rag_assets.answering.generation import MAX_NEW_TOKENS, Generation
+from rag_assets import environment
+from rag_assets.answering.generation import Generation
+from rag_assets.catalog import MAX_NEW_TOKENS
 
-KEY_VARIABLE = "RAG_ASSETS_GENERATOR_KEY"
+KEY_VARIABLE = environment.GENERATOR_KEY
 BYTES_PER_TOKEN = 2
 MESSAGE_OVERHEAD = 16
 TIMEOUT_S = 120.0
@@ -58,7 +59,7 @@ class EndpointLM:
 
         self.url, self.model, self.max_new_tokens, self.retries = url.rstrip("/"), model, max_new_tokens, retries
         self.client = OpenAI(
-            base_url=self.url, api_key=os.environ.get(KEY_VARIABLE) or "none", timeout=timeout_s, max_retries=0
+            base_url=self.url, api_key=environment.secret(KEY_VARIABLE) or "none", timeout=timeout_s, max_retries=0
         )
         self.failures: Counter = Counter()
         self._lock = Lock()

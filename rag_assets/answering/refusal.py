@@ -7,7 +7,7 @@ means NO ANSWER, and no model is called. What each threshold costs is measured b
 
 from __future__ import annotations
 
-from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
+from rag_assets.catalog import DEFAULT_EMBEDDER, PACKAGED
 
 KEEP = 4
 THRESHOLD = PACKAGED[DEFAULT_EMBEDDER].threshold  # the default model's: cosine distance (the sweep shows what it costs)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from rag_assets import storage
-from rag_assets.ingest.dataset import BUNDLED_DATASET
+from rag_assets.catalog import BUNDLED_DATASET
 from rag_assets.layout import DataDir
 
 

@@ -10,11 +10,11 @@ import socket
 import tempfile
 from pathlib import Path
 
-from rag_assets import storage
+from rag_assets import environment, storage
 from rag_assets.layout import DataDir
 from rag_assets.locking import process_alive, process_start
 
-POSTGRES_ENV = "RAG_ASSETS_POSTGRES_URL"
+POSTGRES_ENV = environment.POSTGRES_URL
 POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+psycopg2")
 
 
@@ -36,7 +36,7 @@ def postgres_url(given: str | None) -> str | None:
     """The PostgreSQL instance's URL: `given`, else $RAG_ASSETS_POSTGRES_URL; None for SQLite.
     Returned naming the psycopg2 driver that dagster-postgres installs (a plain postgresql://
     makes SQLAlchemy look for psycopg 3), after checking that the server answers."""
-    url = given or os.environ.get(POSTGRES_ENV) or None
+    url = given or environment.value(POSTGRES_ENV)
     if url is None:
         return None
     scheme, sep, rest = url.partition("://")

@@ -10,10 +10,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from rag_assets.answering.answerer import ANSWERERS
-from rag_assets.ingest.dataset import Dataset
-from rag_assets.layout import DataDir
-from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER, PACKAGED
+from rag_assets.catalog import ANSWERERS, DEFAULT_EMBEDDER, PACKAGED
 from rag_assets.settings import DEFAULT_DATA_DIR, Settings
 
 
@@ -194,18 +191,21 @@ def answerers_help() -> str:
 # --- the door: arguments, the environment's defaults and the data dir's record, as Settings ----
 
 
-def dataset_of(args: argparse.Namespace) -> Dataset:
+def dataset_of(args: argparse.Namespace):
     """The dataset the command works on: `--dataset`, else the one the data dir was built from,
     else the bundled corpus (see dataset_record); checked to be a dataset."""
     from rag_assets.app import dataset_record
+    from rag_assets.ingest.dataset import Dataset
+    from rag_assets.layout import DataDir
 
     with refusing(FileNotFoundError, dataset_record.DatasetMismatch):
         chosen = dataset_record.choose(DataDir(args.data_dir), args.dataset, getattr(args, "switch_dataset", False))
         return Dataset(chosen).check()
 
 
-def settings_of(args: argparse.Namespace, dataset: Dataset, **given) -> Settings:
-    """The command's Settings: the $RAG_ASSETS_* defaults, then what its options name (and
+def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given) -> Settings:
+    """The command's Settings: the $RAG_ASSETS_* defaults, then (`served`: for `ask` and `serve`) the
+    configuration `rag-assets use` chose for the data dir, then what its options name (and
     `given`); refused in one line when they cannot work. The instance's URL is checked to answer."""
     from rag_assets.app.instance import postgres_url
 
@@ -219,9 +219,16 @@ def settings_of(args: argparse.Namespace, dataset: Dataset, **given) -> Settings
         "generator_url": getattr(args, "generator_url", None),
         "generator_model": getattr(args, "generator_model", None),
     }
+    from rag_assets import environment
+
     with refusing(ValueError):
-        environment = Settings.from_environment({k: v for k, v in os.environ.items() if k != "RAG_ASSETS_SETTINGS"})
-        return environment.replace(
+        defaults = Settings.from_environment(environment.for_child(**{environment.SETTINGS_FILE: ""}))
+        if served:
+            from rag_assets.app import served_choice
+            from rag_assets.layout import DataDir
+
+            defaults = defaults.replace(**served_choice.read(DataDir(args.data_dir)))
+        return defaults.replace(
             **from_options, **given, postgres=postgres_url(getattr(args, "instance_postgres", None))
         )
 
@@ -241,12 +248,12 @@ def check_compute(settings: Settings) -> None:
             check_reachable(settings.ray_address)
 
 
-def checked_endpoint(settings: Settings, max_new_tokens: int):
+def checked_endpoint(settings: Settings):
     """The OpenAI-compatible endpoint the settings name, checked to answer: refused in one line,
     before anything starts, when it cannot."""
     from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
 
-    lm = EndpointLM(settings.generator_url, settings.generator_model, max_new_tokens)
+    lm = EndpointLM(settings.generator_url, settings.generator_model, settings.max_new_tokens)
     with refusing(EndpointUnavailable):
         lm.check()
     return lm
@@ -255,6 +262,8 @@ def checked_endpoint(settings: Settings, max_new_tokens: int):
 def writable(data_dir) -> None:
     """Refuse a data dir this process cannot create or write (a file, /proc, /dev/full, a
     read-only folder) before anything starts, in one line."""
+    from rag_assets.layout import DataDir
+
     layout = DataDir(data_dir)
     if layout.remote:
         return
@@ -274,6 +283,7 @@ def writable(data_dir) -> None:
 
 def sweep_leftovers(data_dir) -> None:
     from rag_assets import storage
+    from rag_assets.layout import DataDir
 
     removed = storage.sweep_leftovers(DataDir(data_dir).root)
     if removed:

@@ -4,16 +4,16 @@ Dagster's IO manager cannot write several partitions in one run, and one run can
 partitions definitions, so the graph is materialised in three stages derived from the graph
 itself (new assets need no edit): unpartitioned roots; then, per strategy, its per-strategy
 assets and after them its per-(model, strategy) assets once for each model; then the
-unpartitioned assets downstream of partitions. An experiment runs apart (`experiment_steps`).
+unpartitioned assets downstream of partitions. An experiment runs apart (`experiment_steps`):
+its configurations that are fresh are not run again.
 """
 
 from dataclasses import dataclass
 
 from dagster import AssetKey, Definitions, MultiPartitionsDefinition
 
+from rag_assets.defs.experiment import sources
 from rag_assets.defs.partitions import model_strategy_key
-
-EXPERIMENT_GROUP = "experiment"  # rag_assets.defs.experiment_assets.GROUP: run only by `run --experiment`
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Step:
     job: str  # the job of defs/__init__.py that runs this stage
     keys: tuple[AssetKey, ...]
     partition_key: str | None = None
+    fails_alone: bool = False  # a failure is reported and the steps after it still run
 
 
 def materialization_steps(defs: Definitions, strategies: list[str]) -> list[Step]:
@@ -31,7 +32,7 @@ def materialization_steps(defs: Definitions, strategies: list[str]) -> list[Step
     order = [
         k
         for k in graph.toposorted_asset_keys
-        if graph.get(k).is_materializable and graph.get(k).group_name != EXPERIMENT_GROUP
+        if graph.get(k).is_materializable and graph.get(k).group_name != sources.GROUP
     ]
     partitioned = {k for k in order if graph.get(k).partitions_def is not None}
     downstream: set[AssetKey] = set()
@@ -54,13 +55,15 @@ def materialization_steps(defs: Definitions, strategies: list[str]) -> list[Step
     return steps
 
 
-def experiment_steps(defs: Definitions, experiment) -> list[Step]:
-    """`run --experiment`: the corpus and questions, then one step per configuration (each may fail
-    alone), then the leaderboard over whichever succeeded."""
-    roots = materialization_steps(defs, [])
-    steps = [s for s in roots if s.job == "corpus"]
-    steps += [
-        Step(f"configuration {c.id}", "experiment_configs", (AssetKey("experiment_runs"),), c.id)
-        for c in experiment.configurations
+def corpus_steps(defs: Definitions) -> list[Step]:
+    """The unpartitioned roots (corpus snapshot, questions) that an experiment reads."""
+    return [s for s in materialization_steps(defs, []) if s.job == "corpus"]
+
+
+def experiment_steps(experiment, configurations: list[str]) -> list[Step]:
+    """`run --experiment`, once the corpus steps ran: one step per configuration of
+    `configurations` (each may fail alone), then the leaderboard over every configuration."""
+    steps = [
+        Step(f"configuration {c}", sources.CONFIGS_JOB, (sources.RUNS,), c, fails_alone=True) for c in configurations
     ]
-    return steps + [Step("leaderboard", "experiment", (AssetKey("experiment_leaderboard"),))]
+    return steps + [Step("leaderboard", sources.LEADERBOARD_JOB, (AssetKey("experiment_leaderboard"),))]

@@ -37,10 +37,10 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_assets.answering.answerer import DEFAULT_ANSWERER, DEFAULT_RETRIEVER, RETRIEVERS, build_answerer
+from rag_assets.app import serving
 from rag_assets.app.keys import KeyRing
 from rag_assets.app.serving import IndexNotReady, Served
-from rag_assets.chunking.strategies import STRATEGIES
+from rag_assets.catalog import DEFAULT_ANSWERER, RETRIEVERS, STRATEGIES
 from rag_assets.ingest.access import describe_viewer
 
 log = logging.getLogger("rag_assets.serve")
@@ -55,7 +55,7 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     question: str = Field(min_length=1, max_length=MAX_QUESTION)
     strategy: str | None = None
-    retriever: str = DEFAULT_RETRIEVER
+    retriever: str | None = None  # None: the service's (`rag-assets use`, else hybrid)
     answerer: str = DEFAULT_ANSWERER
 
 
@@ -176,17 +176,8 @@ class Service:
     def answerer(self, loaded: Loaded, name: str, retriever: str):
         key = (name, retriever)
         if key not in loaded.answerers:
-            used = self.served.settings
-            loaded.answerers[key] = build_answerer(
-                loaded.index,
-                loaded.chunks,
-                self.embedder,
-                self.lm,
-                answerer=name,
-                retriever=retriever,
-                threshold=used.threshold,
-                budget=used.input_budget,
-                cross_encoder=used.cross_encoder,
+            loaded.answerers[key] = serving.answerer(
+                self.served.settings, loaded.index, loaded.chunks, self.embedder, self.lm, name, retriever
             )
         return loaded.answerers[key]
 
@@ -247,8 +238,9 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
             raise HTTPException(401, "no valid API key (Authorization: Bearer KEY)", {"WWW-Authenticate": "Bearer"})
         if body.answerer not in service.answerer_names:
             raise HTTPException(400, f"unknown answerer {body.answerer!r}; this service has {service.answerer_names}")
-        if body.retriever not in RETRIEVERS:
-            raise HTTPException(400, f"unknown retriever {body.retriever!r}; choose from {', '.join(RETRIEVERS)}")
+        retriever = body.retriever or service.served.settings.retriever
+        if retriever not in RETRIEVERS:
+            raise HTTPException(400, f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
         strategy = body.strategy or service.default_strategy
         if strategy not in service.loaded and strategy not in service.problems:
             if strategy not in STRATEGIES:
@@ -258,7 +250,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
             raise HTTPException(503, service.problems[strategy][0])
         loaded = service.loaded[strategy]  # this request answers from this index to its end
         try:
-            answerer = service.answerer(loaded, body.answerer, body.retriever).for_viewer(caller.viewer)
+            answerer = service.answerer(loaded, body.answerer, retriever).for_viewer(caller.viewer)
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         loop = asyncio.get_running_loop()
@@ -289,7 +281,7 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
             "strategy": strategy,
             "version": list(loaded.version),
             "answerer": body.answerer,
-            "retriever": body.retriever,
+            "retriever": retriever,
             "refused": answer.refused,
             "supported": answer.supported,
             "sources": [[s.index, s.chunk_id] for s in answer.sources],

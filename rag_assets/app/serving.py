@@ -1,12 +1,13 @@
-"""What `rag-assets ask` answers from: one strategy's materialised index, never rebuilt, and
-refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows), its
-blocking checks passed, and its files can be read. Nothing here writes: the data dir and the
-instance may be read-only."""
+"""What `rag-assets ask` and `serve` answer from: one strategy's materialised index, never rebuilt,
+and refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows), its
+blocking checks passed, and its files can be read; and the answerer both build over it, from the
+same `Settings`. Nothing here writes and nothing here calls a server: the data dir and the instance
+may be read-only, and an experiment file beside the dataset is never read (its domain is not in the
+definitions built here)."""
 
 import contextlib
 import logging
 import warnings
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -17,7 +18,7 @@ from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 
-from rag_assets.answering.answerer import serving_strategy, with_titles
+from rag_assets.answering.answerer import build_answerer, serving_strategy, with_titles
 from rag_assets.app.instance import check_instance, open_instance, readable_home, storage_failure, use_data_dir
 from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
@@ -41,42 +42,37 @@ class IndexNotReady(RuntimeError):
     """The index is missing, stale, failed a check or cannot be read: answering would mislead."""
 
 
-@dataclass(frozen=True)
-class ServedSettings:
-    """What answers are served with, resolved once (`served_settings`): `ask`, `serve`'s first
-    load and its watcher read these and nothing else."""
-
-    layout: DataDir
-    model: str  # the embedding model answers retrieve with
-    threshold: float  # the refusal gate's cosine distance
-    input_budget: int
-    max_new_tokens: int
-    answer_prefix: str
-    generator: str  # a .gguf file or model folder; empty: the packaged one
-    cross_encoder: str
-    llm_rerank_depth: int
-    ann_min_chunks: int
-    serving_strategy: str  # the configured one; `Served.default_strategy` picks among those materialised
-
-
-def served_settings(settings: Settings, defs: Definitions, threshold: float | None = None) -> ServedSettings:
-    """The one place the served settings are read: the command's Settings, the resources'
-    defaults, and the threshold given (else the served model's own)."""
-    retrieval, generator = defs.resources["retrieval"], defs.resources["generator"]
-    model = settings.served_model
-    return ServedSettings(
-        layout=DataDir(settings.data_dir),
-        model=model,
-        threshold=threshold if threshold is not None else retrieval.threshold(model),
-        input_budget=generator.input_budget,
-        max_new_tokens=generator.max_new_tokens,
-        answer_prefix=generator.answer_prefix,
-        generator=settings.generator or generator.model,
-        cross_encoder=retrieval.cross_encoder,
-        llm_rerank_depth=retrieval.llm_rerank_depth,
-        ann_min_chunks=retrieval.ann_min_chunks,
-        serving_strategy=retrieval.serving_strategy,
+def answerer(
+    settings: Settings,
+    index: ChunkIndex,
+    chunks: pd.DataFrame,
+    embedder,
+    lm,
+    answerer: str,
+    retriever: str,
+    tenant=None,
+):
+    """The answerer `ask` and `serve` build over an index: every value from the same settings."""
+    return build_answerer(
+        index,
+        chunks,
+        embedder,
+        lm,
+        answerer=answerer,
+        retriever=retriever,
+        threshold=settings.served_threshold,
+        budget=settings.input_budget,
+        tenant=tenant,
+        cross_encoder=settings.cross_encoder,
+        llm_rerank_depth=settings.llm_rerank_depth,
     )
+
+
+def local_generator(settings: Settings):
+    """The local generator the settings name (its weights load on first use, if ever)."""
+    from rag_assets.answering.generation import LocalLM
+
+    return LocalLM(settings.generator, settings.max_new_tokens, settings.answer_prefix)
 
 
 def stale_resolver(defs: Definitions, instance: DagsterInstance) -> CachingStaleStatusResolver:
@@ -93,20 +89,16 @@ class Served:
     """A data dir's served indexes as its instance knows them: whether one can be served (and
     why not), its version, and the index itself. Reads only."""
 
-    def __init__(self, defs: Definitions, instance: DagsterInstance, settings: ServedSettings):
+    def __init__(self, defs: Definitions, instance: DagsterInstance, settings: Settings):
         self.defs, self.instance, self.settings = defs, instance, settings
-
-    @classmethod
-    def over(cls, defs: Definitions, instance: DagsterInstance, settings: Settings, threshold: float | None = None):
-        """The served indexes under `defs` (built from `settings`), as `instance` records them."""
-        return cls(defs, instance, served_settings(settings, defs, threshold))
+        self.layout, self.model = DataDir(settings.data_dir), settings.served_model
 
     def parts(self, strategy: str) -> list[tuple[AssetKey, str | None]]:
         """The partitions a strategy's served index is made of (the served model's embeddings)."""
         return [
             (AssetKey("corpus_snapshot"), None),
             (AssetKey("chunk_sets"), strategy),
-            (AssetKey("embeddings"), model_strategy_key(self.settings.model, strategy)),
+            (AssetKey("embeddings"), model_strategy_key(self.model, strategy)),
             (AssetKey("bm25_index"), strategy),
         ]
 
@@ -120,7 +112,7 @@ class Served:
 
     def not_ready(self, strategy: str, problems: list[str]) -> IndexNotReady:
         """The one message a refused index gets, in `ask` and in `serve`."""
-        model = self.settings.model
+        model = self.model
         others = sorted(
             m
             for m, s in map(model_and_strategy, self.instance.get_materialized_partitions(AssetKey("embeddings")))
@@ -149,7 +141,7 @@ class Served:
     def _file(self, name: str, partition: str | None):
         """A file that holds a part: its Parquet table, or a BM25 index's parameters (on object
         storage the index is one archive object)."""
-        layout = self.settings.layout
+        layout = self.layout
         if name != "bm25_index":
             return layout.table(name, partition)
         return layout.bm25(partition) if layout.remote else layout.bm25(partition) / "params.index.json"
@@ -157,7 +149,7 @@ class Served:
     def freshness_problems(self, strategy: str) -> list[str]:
         """Source versions (corpus folder, embedding model, chunker settings) are compared with
         the ones last recorded without recording anything, so an edit made since then is seen now."""
-        problems, model = [], self.settings.model
+        problems, model = [], self.model
         readers = dict(self.parts(strategy)[1:])
         for event in changed_source_events(self.instance, versions_of(self.defs)):
             source = event.asset_key.to_user_string()
@@ -218,7 +210,7 @@ class Served:
         generation_eval use (`serving_strategy`), over the strategies whose chunk set and
         embeddings of the served model have been materialised; the configured one when none has
         (refused later, by name)."""
-        model = self.settings.model
+        model = self.model
         partitions = map(model_and_strategy, self.instance.get_materialized_partitions(AssetKey("embeddings")))
         embedded = {s for m, s in partitions if m == model}
         present = set(self.instance.get_materialized_partitions(AssetKey("chunk_sets"))) & embedded
@@ -230,10 +222,10 @@ class Served:
         problems = self.problems(strategy)
         if problems:
             raise self.not_ready(strategy, problems)
-        layout = self.settings.layout
+        layout = self.layout
         chunks, vectors, snapshot = (
             _load(layout, "chunk_sets", strategy),
-            _load(layout, "embeddings", model_strategy_key(self.settings.model, strategy)),
+            _load(layout, "embeddings", model_strategy_key(self.model, strategy)),
             _load(layout, "corpus_snapshot"),
         )
         try:
@@ -249,14 +241,14 @@ class Served:
         """(the strategy's HNSW graph, or None; how dense search runs, in words). The graph is used
         from `ann_min_chunks` chunks on, when it is fresh and was built from these very vectors;
         otherwise dense search is exact, and the words say why."""
-        threshold, model = self.settings.ann_min_chunks, self.settings.model
+        threshold, model = self.settings.ann_min_chunks, self.model
         if rows < threshold:
             return None, f"exact ({rows} chunks, under ann_min_chunks = {threshold})"
         key, partition = AssetKey("hnsw_index"), model_strategy_key(model, strategy)
         status = stale_resolver(self.defs, self.instance).get_status(key, partition).value
         if status != "FRESH":
             return None, f"exact: {label(key, partition)} is {status.lower()}"
-        layout = self.settings.layout
+        layout = self.layout
         try:
             row = layout.read_table("hnsw_index", partition).iloc[0]
             if not row["built"] or row["model_id"] != model_identity or row["rows"] != rows:
@@ -303,7 +295,7 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
 
 
 @contextlib.contextmanager
-def opened(settings: Settings, threshold: float | None = None):
+def opened(settings: Settings):
     """The data dir's `Served`, its instance open for reading only while the block runs. Refused
     (IndexNotReady, ValueError) when nothing was materialised or the history cannot be read."""
     from rag_assets.defs import build_served_definitions
@@ -323,7 +315,7 @@ def opened(settings: Settings, threshold: float | None = None):
     try:
         with readable_home(home) as readable, open_instance(readable, settings.postgres) as instance:
             defs = build_served_definitions(settings)  # once the instance is entered (see the run command)
-            yield Served.over(defs, instance, settings, threshold)
+            yield Served(defs, instance, settings)
     except (IndexNotReady, ValueError):
         raise
     except Exception as exc:  # a full disk under the instance (or under the private copy of it)

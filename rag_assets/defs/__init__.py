@@ -8,7 +8,8 @@ __all__ = [
     "ASSETS",
     "build_definitions",
     "build_served_definitions",
-    # what the shell reads besides: the source versions, partition keys and asset labels
+    # what the shell reads besides: the source versions, partition keys, asset labels, the experiment domain
+    "experiment",
     "external_sources",
     "glue",
     "graph",

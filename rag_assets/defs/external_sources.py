@@ -25,13 +25,7 @@ from dagster import (
 from rag_assets.chunking.strategies import STRATEGIES
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import model_partitions, strategy_partitions
-from rag_assets.defs.resources import (
-    DataDirResource,
-    DatasetResource,
-    EmbedderResource,
-    ExperimentResource,
-    RetrievalSettings,
-)
+from rag_assets.defs.resources import DatasetResource, EmbedderResource, RetrievalSettings
 from rag_assets.ingest import corpus
 
 DATA_VERSION_TAG = "dagster/data_version"  # the tag Dagster reads a data version from (tests/test_layers.py)
@@ -68,29 +62,17 @@ SOURCES = [corpus_files, questions_file, embedding_model, chunker_settings, bm25
 
 
 def source_versions(
-    dataset: DatasetResource,
-    embedder: EmbedderResource,
-    retrieval: RetrievalSettings,
-    experiment: ExperimentResource | None = None,
-    data_dir: DataDirResource | None = None,
+    dataset: DatasetResource, embedder: EmbedderResource, retrieval: RetrievalSettings
 ) -> list[tuple[AssetKey, str | None, str]]:
-    """(source, partition, current data version) for every source; with an experiment file, each
-    configuration's fingerprint (its embedder probed or hashed here: a model that moved behind a
-    URL stales exactly its configurations)."""
+    """(source, partition, current data version) for every source of the lab: hashed or read here,
+    never asked of a server (an experiment's sources are its own: rag_assets.defs.experiment)."""
     out = [
         (corpus_files.key, None, corpus.folder_hash(dataset.dataset().documents_dir)),
         (questions_file.key, None, _digest_or_absent(dataset.dataset().questions_path)),
         *((embedding_model.key, m, embedder.identity(m)) for m in embedder.names()),
         (bm25_settings.key, None, retrieval.bm25().fingerprint()),
     ]
-    out += [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
-    declared = experiment.experiment() if experiment is not None else None
-    if declared is not None:
-        from rag_assets.experiment.arms import fingerprints
-
-        versions = fingerprints(declared, data_dir.layout.endpoint_records)
-        out += [(AssetKey("experiment_configs"), c, v) for c, v in versions.items()]
-    return out
+    return out + [(chunker_settings.key, s.id, s.fingerprint()) for s in STRATEGIES.values()]
 
 
 def _digest_or_absent(path) -> str:
@@ -126,15 +108,20 @@ def with_observations(events: list[AssetMaterialization]) -> list:
 def versions_of(defs: Definitions) -> list[tuple[AssetKey, str | None, str]]:
     """`source_versions` under a Definitions' resources."""
     r = defs.resources
-    return source_versions(r["dataset"], r["embedder"], r["retrieval"], r["experiment"], r["data_dir"])
+    return source_versions(r["dataset"], r["embedder"], r["retrieval"])
 
 
-def record_source_versions(instance: DagsterInstance, defs: Definitions) -> list[str]:
-    """Record the sources whose version changed under `defs`' resources; return their names."""
-    events = changed_source_events(instance, versions_of(defs))
+def record(instance: DagsterInstance, versions) -> list[str]:
+    """Record the sources whose version changed among `versions`; return their names."""
+    events = changed_source_events(instance, versions)
     for event in with_observations(events):
         instance.report_runless_asset_event(event)
     return [label(e.asset_key, e.partition) for e in events]
+
+
+def record_source_versions(instance: DagsterInstance, defs: Definitions) -> list[str]:
+    """Record the lab's sources whose version changed under `defs`' resources; return their names."""
+    return record(instance, versions_of(defs))
 
 
 @sensor(default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=60)
@@ -143,9 +130,7 @@ def source_versions_sensor(
     dataset: DatasetResource,
     embedder: EmbedderResource,
     retrieval: RetrievalSettings,
-    experiment: ExperimentResource,
-    data_dir: DataDirResource,
 ):
     """Records a new data version for each source that changed since the last tick."""
-    versions = source_versions(dataset, embedder, retrieval, experiment, data_dir)
+    versions = source_versions(dataset, embedder, retrieval)
     return SensorResult(asset_events=with_observations(changed_source_events(context.instance, versions)))

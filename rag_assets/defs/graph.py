@@ -72,22 +72,22 @@ RUN_JOBS = [
 ]
 
 
-def build_definitions(settings: Settings) -> Definitions:
+def build_definitions(settings: Settings, experiment=None) -> Definitions:
     """The whole graph over one data dir and dataset, with its resources made from `settings`
     (checked when they were made). Nothing is built on import: a command calls this once it has
-    its settings, and `definitions.py` calls it for the UI. With an experiment file (named, or
-    the dataset's experiment.yaml), its configurations' assets and jobs too (ExperimentError when
-    the file cannot run)."""
-    experiment_assets, experiment_jobs = [], []
-    if settings.experiment_file:
-        from rag_assets.defs.experiment_assets import experiment_definitions
-        from rag_assets.experiment import spec
-
-        experiment_assets, experiment_jobs = experiment_definitions(spec.load(settings.experiment_file))
-    return Definitions(
-        assets=[*SOURCES, *ASSETS, *experiment_assets],
+    its settings, and `definitions.py` calls it for the UI. With an experiment file in the
+    settings, the experiment domain too: `experiment` as the command read it, else read here
+    (ExperimentError when the file cannot run)."""
+    lab = Definitions(
+        assets=[*SOURCES, *ASSETS],
         sensors=[source_versions_sensor, automation_sensor],
-        jobs=[nightly_evaluation_job, *RUN_JOBS, *experiment_jobs],
+        jobs=[nightly_evaluation_job, *RUN_JOBS],
         schedules=[nightly_evaluation_schedule],
         resources=from_settings(settings),
     )
+    if not settings.experiment:
+        return lab
+    from rag_assets.defs.experiment.definitions import experiment_definitions
+    from rag_assets.experiment import spec
+
+    return Definitions.merge(lab, experiment_definitions(experiment or spec.load(settings.experiment)))

@@ -1,25 +1,25 @@
-"""Settings a run reads: dataset, data dir, ground-truth sample, embedding model, compute
-engine, BM25, reranker."""
+"""The resources every asset, sensor and reader of the graph shares, made from one `Settings`
+(`from_settings`) and never read back: dataset, data dir, ground-truth sample, embedding models,
+compute engine, BM25, rerankers, the generator."""
 
 from functools import lru_cache
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from rag_assets import locking
-from rag_assets.answering.answerer import SERVING_STRATEGY, answerer_names, serving_strategy
+from rag_assets import catalog, locking
+from rag_assets.answering.answerer import serving_strategy
 from rag_assets.answering.endpoint import EndpointLM
-from rag_assets.answering.generation import ANSWER_PREFIX, INPUT_BUDGET, MAX_NEW_TOKENS, LocalLM
+from rag_assets.answering.generation import LocalLM
 from rag_assets.defs.io_manager import ParquetIOManagerFactory
 from rag_assets.ingest.corpus import MAX_BYTES
 from rag_assets.ingest.dataset import Dataset
 from rag_assets.ingest.ground_truth import FULL, Sample
 from rag_assets.layout import DataDir
-from rag_assets.retrieval import packaged
+from rag_assets.retrieval import embedders
 from rag_assets.retrieval.embedding import Embedder
-from rag_assets.retrieval.lexical import DEFAULT_ANALYZER, BM25Settings
-from rag_assets.retrieval.packaged import DEFAULT_EMBEDDER
-from rag_assets.settings import ANN_MIN_CHUNKS, ENGINES, Settings
+from rag_assets.retrieval.lexical import BM25Settings
+from rag_assets.settings import ENGINES, Settings
 
 LLM_RERANK_SAMPLE = 30  # answerable questions the opt-in LLM reranker scores
 
@@ -47,17 +47,6 @@ class DatasetResource(ConfigurableResource):
         return Sample(self.sample_answerable, self.sample_unanswerable, None, self.sample_seed)
 
 
-class ExperimentResource(ConfigurableResource):
-    """The experiment file the definitions were built from (empty: none)."""
-
-    path: str = ""
-
-    def experiment(self):
-        from rag_assets.experiment import spec
-
-        return spec.load(self.path) if self.path else None
-
-
 class DataDirResource(ConfigurableResource):
     """The data dir: assets that are not tables (BM25 indexes) and reports live under it. A run
     that uses it holds the data dir's lock shared (see rag_assets.locking)."""
@@ -74,14 +63,13 @@ class DataDirResource(ConfigurableResource):
 
 class EmbedderResource(ConfigurableResource):
     """The embedding models, packaged ones by name (minilm, minilm-fp32, mpnet, me5-small;
-    rag_assets.retrieval.packaged), comma-separated: each has its own partitions of embeddings and
+    rag_assets.catalog.PACKAGED), comma-separated: each has its own partitions of embeddings and
     HNSW graphs, and retrieval runs compare them; the first is the one `ask` serves from."""
 
-    models: str = DEFAULT_EMBEDDER
-    batch_size: int = 32
+    models: str = catalog.DEFAULT_EMBEDDER
 
     def names(self) -> list[str]:
-        return packaged.names(self.models)
+        return catalog.model_names(self.models)
 
     @property
     def primary(self) -> str:
@@ -89,17 +77,11 @@ class EmbedderResource(ConfigurableResource):
 
     def get(self, model: str | None = None) -> Embedder:
         """This process's one Embedder for `model` (default: the first; weights load on first use)."""
-        return _embedder(model or self.primary, self.batch_size)
+        return embedders.packaged(model or self.primary)
 
     def identity(self, model: str | None = None) -> str:
         """Name plus fingerprint; the files are hashed, not loaded."""
         return self.get(model).identity
-
-
-@lru_cache(maxsize=4)
-def _embedder(model: str, batch_size: int) -> Embedder:
-    """One loaded model per process and setting: assets of one run share it."""
-    return packaged.embedder(model, batch_size)
 
 
 class ComputeResource(ConfigurableResource):
@@ -135,14 +117,14 @@ class RetrievalSettings(ConfigurableResource):
     bm25_variant: str = "lucene"
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
-    bm25_analyzer: str = DEFAULT_ANALYZER
+    bm25_analyzer: str = catalog.DEFAULT_ANALYZER
     cross_encoder: str = ""
     llm_rerank_questions: int = 0
-    llm_rerank_depth: int = 10
-    serving_strategy: str = SERVING_STRATEGY
-    refusal_threshold: float | None = None  # None: the threshold of the model that retrieves (packaged.py)
+    llm_rerank_depth: int = catalog.LLM_RERANK_DEPTH
+    serving_strategy: str = catalog.SERVING_STRATEGY
+    refusal_threshold: float | None = None  # None: the threshold of the model that retrieves (catalog.PACKAGED)
     # hnsw_index is built, and `ask` searches it instead of every vector, from this many chunks on
-    ann_min_chunks: int = ANN_MIN_CHUNKS
+    ann_min_chunks: int = catalog.ANN_MIN_CHUNKS
 
     def bm25(self) -> BM25Settings:
         return BM25Settings(
@@ -154,7 +136,7 @@ class RetrievalSettings(ConfigurableResource):
 
     def threshold(self, model: str) -> float:
         """The refusal gate's threshold for `model`'s distances: the one configured, else the model's own."""
-        return self.refusal_threshold if self.refusal_threshold is not None else packaged.PACKAGED[model].threshold
+        return self.refusal_threshold if self.refusal_threshold is not None else catalog.PACKAGED[model].threshold
 
     def serving(self, present) -> str:
         return serving_strategy(self.serving_strategy, present)
@@ -174,9 +156,9 @@ class GeneratorResource(ConfigurableResource):
     url: str = ""
     url_model: str = ""
     answerers: str = "generate,extractive"
-    max_new_tokens: int = MAX_NEW_TOKENS
-    input_budget: int = INPUT_BUDGET
-    answer_prefix: str = ANSWER_PREFIX
+    max_new_tokens: int = catalog.MAX_NEW_TOKENS
+    input_budget: int = catalog.INPUT_BUDGET
+    answer_prefix: str = catalog.ANSWER_PREFIX
     eval_answerable: int = 20
     eval_unanswerable: int = 8
     eval_out_of_domain: int = 8
@@ -191,7 +173,7 @@ class GeneratorResource(ConfigurableResource):
         return _lm(self.model, self.max_new_tokens, self.answer_prefix)
 
     def answerer_names(self) -> list[str]:
-        return answerer_names(self.answerers)
+        return catalog.answerer_names(self.answerers)
 
     def eval_sample(self) -> Sample:
         return Sample(self.eval_answerable, self.eval_unanswerable, self.eval_out_of_domain, self.eval_seed)
@@ -223,11 +205,14 @@ def from_settings(settings: Settings) -> dict:
             **({"max_file_mb": settings.max_file_mb} if settings.max_file_mb else {}),
         ),
         "data_dir": DataDirResource(root=str(layout.root)),
-        "experiment": ExperimentResource(path=str(settings.experiment_file or "")),
         "embedder": EmbedderResource(models=settings.models),
         "compute": ComputeResource(engine=settings.engine, ray_address=settings.ray_address),
         "retrieval": RetrievalSettings(
+            cross_encoder=settings.cross_encoder,
             llm_rerank_questions=LLM_RERANK_SAMPLE if settings.rerank_llm else 0,
+            llm_rerank_depth=settings.llm_rerank_depth,
+            serving_strategy=settings.serving_strategy,
+            refusal_threshold=settings.threshold,
             ann_min_chunks=settings.ann_min_chunks,
             **({"bm25_analyzer": settings.bm25_analyzer} if settings.bm25_analyzer else {}),
         ),
@@ -235,6 +220,9 @@ def from_settings(settings: Settings) -> dict:
             model=settings.generator,
             url=settings.generator_url,
             url_model=settings.generator_model,
+            max_new_tokens=settings.max_new_tokens,
+            input_budget=settings.input_budget,
+            answer_prefix=settings.answer_prefix,
             **({"answerers": settings.answerers} if settings.answerers else {}),
             **({} if settings.llm else {"eval_answerable": 0, "eval_unanswerable": 0, "eval_out_of_domain": 0}),
         ),

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag_assets.catalog import QUESTION_MODES
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.report import Markdown, Outcome, table_markdown
 
-MODES = ("auto", "written", "drafted")
+MODES = QUESTION_MODES
 GENERIC_OUT_OF_DOMAIN = Path(__file__).with_name("generic_out_of_domain.jsonl")
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from rag_assets.chunking.diagnostics import needle_holders
 from rag_assets.evaluation.metrics import collapse_to_documents
+from rag_assets.retrieval.search import document_of
 
 
 def _run_lines(qid: str, items: list[str], tag: str) -> list[str]:
@@ -39,24 +40,28 @@ def _run_lines(qid: str, items: list[str], tag: str) -> list[str]:
     return [f"{qid} Q0 {item} {rank} {depth + 1 - rank} {tag}" for rank, item in enumerate(items, start=1)]
 
 
-def export(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: pd.DataFrame, out: Path) -> list[Path]:
+def holders_of(chunk_sets: dict[str, pd.DataFrame], truth: pd.DataFrame) -> dict[str, dict[str, set[str]]]:
+    """strategy -> question id -> the chunks whose embedded text holds its needle whole."""
+    return {s: {q: held[0] for q, held in needle_holders(chunks, truth).items()} for s, chunks in chunk_sets.items()}
+
+
+def export(runs: pd.DataFrame, holders: dict[str, dict[str, set[str]]], truth: pd.DataFrame, out: Path) -> list[Path]:
     """Write `<strategy>.<retriever>.<level>.run` files and `qrels.<strategy>.<level>.txt` under
-    `out` for the answerable questions; returns the paths written."""
+    `out` for the answerable questions; returns the paths written. `holders`: per strategy (or
+    experiment configuration), each needle question's relevant chunks (`holders_of`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     answerable = truth[truth["kind"] == "answerable"].set_index("query_id")
     graded = answerable["relevant"].notna() if "relevant" in answerable else pd.Series(False, index=answerable.index)
     written = []
     for strategy, by_strategy in runs[runs["query_id"].isin(answerable.index)].groupby("strategy", sort=True):
-        chunks = chunk_sets[strategy]
-        holders = needle_holders(chunks, truth)
-        document_of = dict(zip(chunks["chunk_id"], chunks["document_id"]))
+        held = holders[strategy]
         qrels = {"chunks": [], "documents": []}
         for qid, q in answerable.iterrows():
             if graded[qid]:
                 qrels["documents"] += [f"{qid} 0 {d} {g}" for d, g in sorted(json.loads(q.relevant).items())]
             else:
-                qrels["chunks"] += [f"{qid} 0 {c} 1" for c in sorted(holders[q.question_id][0])]
+                qrels["chunks"] += [f"{qid} 0 {c} 1" for c in sorted(held.get(q.question_id, ()))]
         for level, lines in qrels.items():
             if lines:
                 path = out / f"qrels.{strategy}.{level}.txt"
@@ -67,7 +72,8 @@ def export(runs: pd.DataFrame, chunk_sets: dict[str, pd.DataFrame], truth: pd.Da
             lines = {"chunks": [], "documents": []}
             for r in group.sort_values("query_id").itertuples():
                 if graded[r.query_id]:
-                    lines["documents"] += _run_lines(r.query_id, collapse_to_documents(r.chunk_ids, document_of), tag)
+                    documents = collapse_to_documents(r.chunk_ids, {c: document_of(c) for c in r.chunk_ids})
+                    lines["documents"] += _run_lines(r.query_id, documents, tag)
                 else:
                     lines["chunks"] += _run_lines(r.query_id, list(r.chunk_ids), tag)
             for level, run_lines in lines.items():

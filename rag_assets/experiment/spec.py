@@ -3,9 +3,11 @@
 The file is YAML. Each axis (`chunkers`, `embedders`, `retrievers`, `rerankers`) maps arm names to
 their settings (a bare string names a preset, a packaged model or a plain retriever); `search` says
 whether every combination runs (`grid`) or one factor at a time from the baseline (`one-factor`,
-the first arm of each axis unless `baseline` names others). Everything wrong with a file is an
-`ExperimentError` whose message starts with `FILE:LINE:`, found without loading a model or calling
-an endpoint: this module imports no more than PyYAML, so `rag-assets check` answers at once.
+the first arm of each axis unless `baseline` names others). Each arm is made once, here, as the
+typed, frozen settings of its kind (rag_assets.chunking.specs, rag_assets.retrieval.specs): every
+value's type and range is checked and every setting is applied or refused. Everything wrong with a
+file is an `ExperimentError` whose message starts with `FILE:LINE:`, found without loading a model,
+reading a document or calling an endpoint: this module imports PyYAML, pydantic and those specs.
 """
 
 from __future__ import annotations
@@ -20,64 +22,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
+
+from rag_assets.catalog import INPUT_BUDGET, PACKAGED
+from rag_assets.chunking import specs as chunking
+from rag_assets.retrieval import specs as retrieval
 
 FILE_NAME = "experiment.yaml"  # beside the dataset's documents/, read when no file is named
+MAX_FILE_BYTES = 1 << 20
+MAX_CONFIGURATIONS = 500  # what one file may ask for: check prints its estimate for more
 AXES = ("chunkers", "embedders", "retrievers", "rerankers")
 SEARCHES = ("one-factor", "grid")
-TOP_KEYS = {"search", "baseline", "rank_by", "k", *AXES}
+TOP_KEYS = {"search", "baseline", "rank_by", "token_budget", *AXES}
 RANK_METRICS = ("recall", "mrr", "ndcg")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")  # an arm's name is part of a partition key
-PRESETS = ("A", "B", "C", "D", "E", "F", "W", "doc")  # rag_assets.chunking.strategies, by name
-PACKAGED = ("minilm", "minilm-fp32", "mpnet", "me5-small")  # rag_assets.retrieval.packaged, by name
-UNITS = ("characters", "tokens")
-CHONKIE_CHUNKERS = ("recursive", "token", "sentence")
-# Each arm kind's keys: the kind is the first of them that the arm sets.
-CHUNKER_KEYS = {
-    "preset": {"preset"},
-    "cut": {"cut", "size", "overlap", "header", "parent_size", "window"},
-    "semchunk": {"semchunk", "size", "unit", "overlap", "parent_size"},
-    "chonkie": {"chonkie", "size", "unit", "overlap", "parent_size"},
+# Each axis's kinds, by the key that says which one an arm is (the first of them it sets).
+KINDS = {
+    "chunkers": {
+        "preset": chunking.Preset,
+        "cut": chunking.Cut,
+        "semchunk": chunking.Semchunk,
+        "chonkie": chunking.Chonkie,
+    },
+    "embedders": {
+        "packaged": retrieval.PackagedModel,
+        "path": retrieval.ModelFolder,
+        "url": retrieval.EmbeddingEndpoint,
+    },
+    "retrievers": {"dense": retrieval.Dense, "bm25": retrieval.Bm25, "hybrid": retrieval.Hybrid},
+    "rerankers": {
+        "none": retrieval.NoReranker,
+        "cross_encoder": retrieval.CrossEncoder,
+        "url": retrieval.RerankEndpoint,
+        "llm": retrieval.LLMReranker,
+    },
 }
-CUTS = ("blind", "boundaries", "sentences")
-ENDPOINT_KEYS = {
-    "url",
-    "model",
-    "key_env",
-    "batch_size",
-    "concurrency",
-    "retries",
-    "timeout_s",
-    "price_per_million_tokens",
+SHORTHANDS = {  # what a bare name may be, and the key it sets
+    "chunkers": ("preset", chunking.STRATEGIES),
+    "embedders": ("packaged", tuple(PACKAGED)),
+    "retrievers": (None, ("dense", "bm25", "hybrid")),
+    "rerankers": (None, ("none",)),
 }
-EMBEDDER_KEYS = {
-    "packaged": {"packaged"},
-    "path": {"path", "name", "batch_size", "query_prefix", "passage_prefix"},
-    "url": ENDPOINT_KEYS | {"query_prefix", "passage_prefix"},
-}
-RETRIEVER_KEYS = {
-    "dense": {"dense", "index", "m", "ef_search"},
-    "bm25": {"bm25", "k1", "b", "analyzer"},
-    "hybrid": {"hybrid", "rrf_k", "dense_weight", "depth"},
-}
-RERANKER_KEYS = {
-    "none": {"none"},
-    "cross_encoder": {"cross_encoder", "depth"},
-    "url": ENDPOINT_KEYS | {"depth"},
-    "llm": {"llm", "depth"},
-}
-KINDS = {"chunkers": CHUNKER_KEYS, "embedders": EMBEDDER_KEYS, "retrievers": RETRIEVER_KEYS, "rerankers": RERANKER_KEYS}
 DEFAULTS = {"retrievers": ("hybrid", "dense", "bm25"), "rerankers": ("none",)}  # hybrid: the lab's baseline
-
-
-NUMBERS = {  # each numeric setting: a whole number, or any number
-    **dict.fromkeys(
-        ("size", "parent_size", "window", "batch_size", "concurrency", "retries", "m", "ef_search", "rrf_k", "depth"),
-        int,
-    ),
-    **dict.fromkeys(("timeout_s", "price_per_million_tokens", "k1", "b", "dense_weight"), (int, float)),
-    "overlap": (int, float),  # characters or tokens, or below 1 a share of size
-}
-FLAGS = ("dense", "bm25", "hybrid", "none", "llm", "semchunk")  # a kind's key whose value may be anything
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx")
 
 
 class ExperimentError(ValueError):
@@ -86,21 +73,29 @@ class ExperimentError(ValueError):
 
 @dataclass(frozen=True)
 class Arm:
+    """One arm of an axis: its name, its typed settings and the file line that gave them."""
+
     axis: str
     name: str
-    kind: str
-    settings: dict  # the arm as written, with its kind's key
+    spec: object  # a chunking.ChunkerSpec, retrieval.EmbedderSpec, retrieval.Retriever or retrieval.RerankerSpec
     line: int
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def settings(self) -> dict:
+        return {"name": self.name, **self.spec.settings()}
 
 
 @dataclass(frozen=True)
 class Configuration:
     """One combination of arms. Its id is the arms' names (a partition key); its fingerprint
-    hashes their full settings, so changing an arm changes the fingerprint of exactly the
-    configurations it is part of."""
+    hashes their full settings and the identities of its models, so changing an arm, or a model
+    behind an arm, changes the fingerprint of exactly the configurations it is part of."""
 
     chunker: Arm
-    embedder: Arm | None  # None: BM25 alone embeds nothing
+    embedder: Arm | None  # None: BM25 embeds nothing
     retriever: Arm
     reranker: Arm
 
@@ -114,11 +109,12 @@ class Configuration:
 
     def settings(self) -> dict:
         """Every arm's full settings, as each result row records them."""
-        return {a.axis: {"name": a.name, **a.settings} for a in self.arms()}
+        return {a.axis: a.settings() for a in self.arms()}
 
     def fingerprint(self, identities: dict[str, str] | None = None) -> str:
-        """sha256 of the settings and, where given, the identity of the embedder (weights hash or
-        an endpoint's probe fingerprint), so a model that changes stales its configurations."""
+        """sha256 of the settings and the identities given (the embedder's weights hash or an
+        endpoint's probe fingerprint, the reranker's), so a model that changes stales its
+        configurations."""
         payload = {"settings": self.settings(), "identities": identities or {}}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -130,6 +126,7 @@ class Experiment:
     arms: dict[str, list[Arm]]
     baseline: dict[str, str]
     rank_by: tuple[str, int]  # (metric, k)
+    token_budget: int = INPUT_BUDGET  # recall within this many tokens of context is reported beside recall@k
     configurations: list[Configuration] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # combinations that cannot run, and why
 
@@ -147,7 +144,7 @@ class Experiment:
 
 
 def find(dataset: Path, named: str | Path | None = None) -> Path | None:
-    """The experiment file a run reads: the one named, else `experiment.yaml` beside the
+    """The experiment file a command reads: the one named, else `experiment.yaml` beside the
     dataset's documents (None when there is none)."""
     if named:
         return Path(named)
@@ -156,12 +153,14 @@ def find(dataset: Path, named: str | Path | None = None) -> Path | None:
 
 
 def load(path: str | Path) -> Experiment:
-    """The file read and checked (keys, kinds, names, sizes, combinations), its configurations
-    expanded; ExperimentError naming the file and line otherwise."""
+    """The file read and checked (keys, kinds, names, types, ranges, combinations), its
+    configurations expanded; ExperimentError naming the file and line otherwise."""
     path = Path(path)
-    if not path.is_file():
-        raise ExperimentError(f"{path}: no such experiment file (write one with `rag-assets init`)")
     try:
+        if not path.is_file():
+            raise ExperimentError(f"{path}: no such experiment file (write one with `rag-assets init`)")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ExperimentError(f"{path}: {path.stat().st_size:,} bytes; an experiment file is at most 1 MiB")
         node = yaml.compose(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -169,7 +168,21 @@ def load(path: str | Path) -> Experiment:
         raise ExperimentError(f"{where}: not YAML: {getattr(exc, 'problem', exc)}") from None
     except UnicodeDecodeError:
         raise ExperimentError(f"{path}: not UTF-8 text") from None
+    except RecursionError:
+        raise ExperimentError(f"{path}: nested too deeply to be an experiment file") from None
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     return _Reader(path).experiment(node)
+
+
+def _message(error: dict) -> str:
+    """One pydantic error as a line a user reads."""
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "string_pattern_mismatch" and error["loc"] and error["loc"][-1] == "url":
+        return "url must be http(s)://host[:port][/path], with no user or password in it (a key goes in key_env)"
+    if error["type"] == "literal_error":
+        return f"{message[0].lower()}{message[1:]}, not {error['input']!r}"
+    return message
 
 
 class _Reader:
@@ -213,7 +226,7 @@ class _Reader:
             if axis in entries:
                 arms[axis] = self.axis(axis, entries[axis][1])
             elif axis in DEFAULTS:
-                arms[axis] = [Arm(axis, n, n, {n: True}, 1) for n in DEFAULTS[axis]]
+                arms[axis] = [Arm(axis, n, KINDS[axis][n](), 1) for n in DEFAULTS[axis]]
             else:
                 self.fail(root, f"the experiment needs {axis!r}: at least one arm")
         baseline = {axis: arms[axis][0].name for axis in AXES}
@@ -227,7 +240,11 @@ class _Reader:
                     self.unknown(value, name, [a.name for a in arms[axis]], f"{axis[:-1]} arm")
                 baseline[axis] = name
         rank_by = self.rank_by(entries.get("rank_by", (None, None))[1])
-        experiment = Experiment(self.path, search, arms, baseline, rank_by)
+        budget_node = entries.get("token_budget", (None, None))[1]
+        budget = self.scalar(budget_node, "token_budget", int, INPUT_BUDGET)
+        if not 1 <= budget <= 1_000_000:
+            self.fail(budget_node, f"token_budget must be a whole number of tokens from 1 to 1,000,000, not {budget}")
+        experiment = Experiment(self.path, search, arms, baseline, rank_by, budget)
         configurations, skipped = self.configurations(experiment, entries)
         object.__setattr__(experiment, "configurations", configurations)
         object.__setattr__(experiment, "skipped", skipped)
@@ -236,17 +253,21 @@ class _Reader:
     def scalar(self, node, what: str, kind: type, default=None):
         if node is None:
             return default
-        if not isinstance(node, yaml.ScalarNode):
-            self.fail(node, f"{what} must be a single value")
-        value = yaml.safe_load(node.value) if node.style is None else node.value
+        value = self.value(node, what)
         if not isinstance(value, kind) or (kind in (int, float, str) and isinstance(value, bool)):
             self.fail(node, f"{what} must be {kind.__name__}, not {value!r}")
         return value
 
+    def value(self, node, what: str):
+        """A plain value as YAML reads it (a quoted one stays text)."""
+        if not isinstance(node, yaml.ScalarNode):
+            self.fail(node, f"{what} must be a single value")
+        return yaml.safe_load(node.value) if node.style is None else node.value
+
     def rank_by(self, node) -> tuple[str, int]:
         text = self.scalar(node, "rank_by", str, "recall@4")
         metric, _, k = text.partition("@")
-        if metric not in RANK_METRICS or not k.isdigit() or int(k) < 1:
+        if metric not in RANK_METRICS or not k.isdigit() or not 1 <= int(k) <= retrieval.MAX_DEPTH:
             self.fail(
                 node, f"rank_by must be a metric at a depth ({', '.join(m + '@k' for m in RANK_METRICS)}), not {text!r}"
             )
@@ -256,10 +277,7 @@ class _Reader:
         if isinstance(node, yaml.ScalarNode):
             node = yaml.SequenceNode("tag:yaml.org,2002:seq", [node], node.start_mark, node.end_mark)
         if isinstance(node, yaml.SequenceNode):  # bare names: presets, packaged models, plain retrievers
-            items = []
-            for item in node.value:
-                name = self.scalar(item, f"{axis} entry", str)
-                items.append((name, item, item))
+            items = [(self.scalar(item, f"{axis} entry", str), item, item) for item in node.value]
         else:
             items = self.mapping(node, axis)
         if not items:
@@ -269,124 +287,67 @@ class _Reader:
     def arm(self, axis: str, name: str, key_node, node) -> Arm:
         if not NAME.match(name):
             self.fail(key_node, f"arm name {name!r}: letters, digits, '.', '_' and '-' only, at most 40")
-        kinds = KINDS[axis]
+        kinds, where = KINDS[axis], f"{axis[:-1]} {name}"
+        nodes: dict[str, yaml.Node] = {}
         if isinstance(node, yaml.ScalarNode):  # a name alone: what it names
-            value = self.scalar(node, f"{axis} {name}", str) if node is not key_node else name
-            settings = self.shorthand(axis, value, node)
-        else:
-            settings = {}
-            for key, k_node, v_node in self.mapping(node, f"{axis[:-1]} {name}"):
-                settings[key] = (k_node, v_node)
-            kind = next((k for k in kinds if k in settings), None)
-            if kind is None:
-                self.fail(node, f"{axis[:-1]} {name} says nothing of what it is: give one of {', '.join(kinds)}")
-            for key, (k_node, _) in settings.items():
-                if key not in kinds[kind]:
-                    self.unknown(k_node, key, kinds[kind], f"{kind} setting")
-            settings = {key: self.value(axis, key, v) for key, (_, v) in settings.items()}
-        kind = next(k for k in kinds if k in settings)
-        self.check_arm(axis, name, kind, settings, node)
-        return Arm(axis, name, kind, settings, node.start_mark.line + 1)
-
-    def shorthand(self, axis: str, value: str, node) -> dict:
-        known = {
-            "chunkers": PRESETS,
-            "embedders": PACKAGED,
-            "retrievers": tuple(RETRIEVER_KEYS),
-            "rerankers": ("none",),
-        }
-        if value not in known[axis]:
-            self.unknown(
-                node, value, known[axis], {"chunkers": "preset", "embedders": "packaged model"}.get(axis, axis[:-1])
-            )
-        key = {"chunkers": "preset", "embedders": "packaged"}.get(axis)
-        return {key: value} if key else {value: True}
-
-    def value(self, axis: str, key: str, node):
-        if key == "header":
-            return self.scalar(node, key, bool)
-        if key in NUMBERS:
-            value = self.scalar(node, key, object)
-            if isinstance(value, bool) or not isinstance(value, NUMBERS[key]):
-                kind = "a whole number" if NUMBERS[key] is int else "a number"
-                self.fail(node, f"{key} must be {kind}, not {value!r}")
-            if not math.isfinite(value) or value < 0:
-                self.fail(node, f"{key} must be a finite number ≥ 0, not {value!r}")
-            return value
-        if key in FLAGS:
-            value = self.scalar(node, key, object)
-            return value if value is not None else True
-        return self.scalar(node, key, str)
-
-    def check_arm(self, axis: str, name: str, kind: str, s: dict, node) -> None:
-        where = f"{axis[:-1]} {name}"
-        if axis == "chunkers":
-            if kind == "preset" and s["preset"] not in PRESETS:
-                self.unknown(node, s["preset"], PRESETS, "preset")
-            if kind == "cut" and s["cut"] not in CUTS:
-                self.unknown(node, s["cut"], CUTS, "cut")
-            if kind == "chonkie" and s["chonkie"] not in CHONKIE_CHUNKERS:
-                self.unknown(node, s["chonkie"], CHONKIE_CHUNKERS, "chonkie chunker")
-            if kind == "chonkie" and s["chonkie"] == "token" and s.get("unit") == "tokens":
-                self.fail(
-                    node,
-                    f"{where}: chonkie's token chunker counts characters here; for model tokens use "
-                    "chonkie: recursive or sentence, or semchunk",
+            value = self.scalar(node, where, str) if node is not key_node else name
+            key, known = SHORTHANDS[axis]
+            if value not in known:
+                self.unknown(
+                    node, value, known, {"chunkers": "preset", "embedders": "packaged model"}.get(axis, axis[:-1])
                 )
-            if s.get("unit", "characters") not in UNITS:
-                self.unknown(node, s["unit"], UNITS, "unit")
-            if kind != "preset" and s.get("cut") != "sentences":
-                size = s.get("size")
-                if not size or size < 1:
-                    self.fail(node, f"{where}: size must be a whole number ≥ 1")
-                overlap = s.get("overlap", 0)
-                absolute = overlap * size if isinstance(overlap, float) and overlap < 1 else overlap
-                if absolute >= size:
-                    self.fail(node, f"{where}: overlap {overlap} must be smaller than size {size}")
-            if s.get("cut") == "sentences" and "window" not in s:
-                s["window"] = 0
-            if "window" in s and s.get("cut") != "sentences":
-                self.fail(node, f"{where}: window (sentences returned around a hit) needs cut: sentences")
-            if "parent_size" in s and s["parent_size"] <= s.get("size", 0):
-                self.fail(node, f"{where}: parent_size {s['parent_size']} must be larger than size {s.get('size')}")
-        if axis == "embedders" and kind == "path":
-            folder = Path(s["path"]).expanduser()
-            if not folder.is_absolute():
-                folder = self.path.parent / folder
-            s["path"] = str(folder)
-            if not folder.is_dir():
-                self.fail(node, f"{where}: no folder {folder}")
-            if not any(f.suffix in (".safetensors", ".bin", ".onnx") for f in folder.rglob("*")):
-                self.fail(node, f"{where}: {folder} holds no weights (.safetensors, .bin or .onnx)")
-        if axis == "rerankers" and kind == "cross_encoder":
-            folder = Path(s["cross_encoder"]).expanduser()
-            folder = folder if folder.is_absolute() else self.path.parent / folder
-            s["cross_encoder"] = str(folder)
-            if not folder.is_dir():
-                self.fail(node, f"{where}: no folder {folder}")
-        if kind == "url":
-            if not re.match(r"^https?://[^\s/]+", s["url"]):
-                self.fail(node, f"{where}: url must start with http:// or https://, not {s['url']!r}")
-            if axis == "embedders" and "model" not in s:
-                self.fail(node, f"{where}: an endpoint needs the model name it serves (model: ...)")
-            if s.get("batch_size", 1) < 1 or s.get("concurrency", 1) < 1:
-                self.fail(node, f"{where}: batch_size and concurrency must be ≥ 1")
-        if axis == "retrievers":
-            if kind == "dense" and s.get("index", "exact") not in ("exact", "hnsw"):
-                self.unknown(node, s["index"], ("exact", "hnsw"), "dense index")
-            if kind == "hybrid" and not 0 <= s.get("dense_weight", 0.5) <= 1:
-                self.fail(node, f"{where}: dense_weight must lie in [0, 1]")
-            if kind == "bm25" and s.get("analyzer") is not None:
-                from rag_assets.retrieval.lexical import ANALYZERS
+            values = {key: value} if key else {value: True}
+        else:
+            values = {}
+            for key, _, v_node in self.mapping(node, where):
+                values[key], nodes[key] = self.value(v_node, f"{where}: {key}"), v_node
+        kind = next((k for k in kinds if k in values), None)
+        if kind is None:
+            self.fail(node, f"{where} says nothing of what it is: give one of {', '.join(kinds)}")
+        model = kinds[kind]
+        for key in values:
+            if key not in model.model_fields:
+                self.unknown(nodes.get(key, node), key, model.model_fields, f"{kind} setting")
+        values = self.located(axis, where, values, nodes, node)
+        try:
+            spec = model.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = error["loc"][0] if error["loc"] else None
+            self.fail(nodes.get(key, node), f"{where}: " + (f"{key}: " if key else "") + _message(error))
+        return Arm(axis, name, spec, node.start_mark.line + 1)
 
-                if s["analyzer"] not in ANALYZERS:
-                    self.unknown(node, s["analyzer"], ANALYZERS, "analyzer")
-        if axis == "rerankers" and kind != "none" and s.get("depth", 25) < 1:
-            self.fail(node, f"{where}: depth must be ≥ 1")
+    def located(self, axis: str, where: str, values: dict, nodes: dict, node) -> dict:
+        """Folders named by an arm, relative to the file, made absolute and checked to be there
+        (a model folder also to hold weights); refused in one line otherwise."""
+        key = {"embedders": "path", "rerankers": "cross_encoder"}.get(axis)
+        if key is None or not isinstance(values.get(key), str):
+            return values
+        try:
+            folder = Path(values[key]).expanduser()
+        except RuntimeError as exc:  # ~user that does not exist
+            self.fail(nodes.get(key, node), f"{where}: {key}: {exc}")
+        folder = folder if folder.is_absolute() else self.path.parent / folder
+        if not folder.is_dir():
+            self.fail(nodes.get(key, node), f"{where}: no folder {folder}")
+        if axis == "embedders" and not _model_folder(folder):
+            self.fail(
+                nodes.get(key, node),
+                f"{where}: {folder} holds no model: a sentence-transformers folder has a modules.json or "
+                f"config.json and weights ({', '.join(WEIGHT_SUFFIXES)}) in it or one folder below",
+            )
+        return {**values, key: str(folder.resolve())}
 
     def configurations(self, experiment: Experiment, entries) -> tuple[list[Configuration], dict[str, str]]:
         arms, base = experiment.arms, experiment.baseline
         if experiment.search == "grid":
+            count = math.prod(len(arms[a]) for a in AXES)
+            if count > MAX_CONFIGURATIONS:
+                self.fail(
+                    entries.get("search", (None, None))[1],
+                    f"a grid of {count:,} combinations: at most {MAX_CONFIGURATIONS} run from one file; narrow an axis "
+                    "or use search: one-factor",
+                )
             combos = itertools.product(*(arms[a] for a in AXES))
         else:
             pick = {a: experiment.arm(a, base[a]) for a in AXES}
@@ -397,12 +358,13 @@ class _Reader:
                         combos.append(tuple(arm if a == axis else pick[a] for a in AXES))
         out, seen, skipped = [], set(), {}
         for chunker, embedder, retriever, reranker in combos:
-            if retriever.kind == "bm25" and reranker.kind == "none" and chunker.settings.get("unit") != "tokens":
-                embedder = None  # BM25 alone embeds nothing: one configuration, whatever the embedders
-            if chunker.settings.get("unit") == "tokens" and embedder is not None and embedder.kind == "url":
+            tokens = getattr(chunker.spec, "unit", "characters") == "tokens"
+            if retriever.kind == "bm25" and not tokens:
+                embedder = None  # BM25 embeds nothing: one configuration, whatever the embedders
+            if tokens and embedder is not None and embedder.kind == "url" and not embedder.spec.tokenizer:
                 skipped[Configuration(chunker, embedder, retriever, reranker).id] = (
                     f"chunker {chunker.name} counts the embedder's tokens, and {embedder.name}'s tokenizer is behind "
-                    "its endpoint"
+                    "its endpoint (give the endpoint a tokenizer: to count them here)"
                 )
                 continue
             config = Configuration(chunker, embedder, retriever, reranker)
@@ -412,4 +374,23 @@ class _Reader:
         if not out:
             node = entries.get("chunkers", (None, None))[1]
             self.fail(node, "no configuration can run: token sizes need a local embedder's tokenizer")
+        if len(out) > MAX_CONFIGURATIONS:
+            self.fail(
+                entries.get("search", (None, None))[1],
+                f"{len(out):,} configurations: at most {MAX_CONFIGURATIONS} run from one file",
+            )
         return out, skipped
+
+
+def _model_folder(folder: Path) -> bool:
+    """A model's configuration in the folder, and weights in it or one folder below (never a walk
+    of a whole tree: `path: /`)."""
+    try:
+        if not any((folder / name).is_file() for name in ("modules.json", "config.json")):
+            return False
+        for candidate in (folder, *(d for d in folder.iterdir() if d.is_dir())):
+            if any(f.suffix in WEIGHT_SUFFIXES for f in candidate.iterdir() if f.is_file()):
+                return True
+    except OSError:
+        return False
+    return False

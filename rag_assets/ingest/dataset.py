@@ -15,9 +15,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-BUNDLED_DATASET = PROJECT_ROOT / "data" / "default_corpus"
-
 
 @dataclass(frozen=True)
 class Dataset:

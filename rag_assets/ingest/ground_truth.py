@@ -19,6 +19,7 @@ from pathlib import Path
 import ahocorasick
 import pandas as pd
 
+from rag_assets.catalog import SAMPLE_ANSWERABLE
 from rag_assets.ingest.corpus import headings
 
 KINDS = ("answerable", "unanswerable", "out_of_domain")
@@ -45,7 +46,7 @@ REJECT_COLUMNS = ["line", "question_id", "kind", "reason"]
 class Sample:
     """A fixed, seeded sample of questions per kind; None for a kind keeps all of it."""
 
-    answerable: int | None = 400
+    answerable: int | None = SAMPLE_ANSWERABLE
     unanswerable: int | None = 150
     out_of_domain: int | None = None
     seed: int = 13

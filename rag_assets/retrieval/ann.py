@@ -16,25 +16,36 @@ from pathlib import Path
 import numpy as np
 
 from rag_assets import storage
+from rag_assets.retrieval.specs import HNSW_EF_SEARCH, HNSW_M
 
-M = 32  # graph degree
+M = HNSW_M  # graph degree
 EF_CONSTRUCTION = 200
-EF_SEARCH = 256  # candidates kept while searching: above the 100 results a ranking needs
+EF_SEARCH = HNSW_EF_SEARCH  # candidates kept while searching: above the 100 results a ranking needs
 
 
 @dataclass
 class HnswIndex:
     index: object  # faiss.IndexHNSWFlat over inner products of unit vectors (= cosine)
     rows: int
+    ef_search: int = EF_SEARCH  # candidates a search keeps, unless told otherwise
 
     @classmethod
-    def build(cls, vectors: np.ndarray, m: int = M, ef_construction: int = EF_CONSTRUCTION) -> HnswIndex:
+    def build(
+        cls, vectors: np.ndarray, m: int = M, ef_construction: int = EF_CONSTRUCTION, ef_search: int = EF_SEARCH
+    ) -> HnswIndex:
         import faiss
 
+        if m < 2:  # faiss aborts the process on a graph of degree below 2
+            raise ValueError(f"an HNSW graph needs a degree m of at least 2, got {m}")
         index = faiss.IndexHNSWFlat(vectors.shape[1], m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = ef_construction
         index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-        return cls(index, len(vectors))
+        return cls(index, len(vectors), ef_search)
+
+    def size_bytes(self) -> int:
+        import faiss
+
+        return len(faiss.serialize_index(self.index))
 
     def save(self, path: Path) -> None:
         import faiss
@@ -48,16 +59,14 @@ class HnswIndex:
         index = faiss.deserialize_index(np.frombuffer(path.read_bytes(), dtype=np.uint8))
         return cls(index, index.ntotal)
 
-    def top_k(
-        self, query: np.ndarray, k: int, candidates: np.ndarray | None = None, ef_search: int = EF_SEARCH
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(self, query: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rows and cosine similarities of (about) the k nearest rows, best first, as
         `dense.top_k` returns them; only rows in `candidates` when given."""
         import faiss
 
         if candidates is not None and not len(candidates):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        params = faiss.SearchParametersHNSW(efSearch=max(ef_search, k))
+        params = faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k))
         if candidates is not None:
             selector = faiss.IDSelectorBatch(np.ascontiguousarray(candidates, dtype=np.int64))
             params.sel = selector

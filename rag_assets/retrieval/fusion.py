@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-RRF_K = 60
+from rag_assets.catalog import RRF_K
 
 
 def rrf(lists: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:

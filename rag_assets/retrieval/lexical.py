@@ -44,6 +44,7 @@ import bm25s
 import numpy as np
 
 from rag_assets import storage
+from rag_assets.catalog import ANALYZERS, BM25_VARIANTS, DEFAULT_ANALYZER
 from rag_assets.retrieval import ranking
 
 # bm25s sets its own logger to DEBUG on import, so any root handler prints "Building index from
@@ -52,7 +53,6 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 _TOKEN = re.compile(r"[^\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
-VARIANTS = ("lucene", "okapi")
 
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
@@ -66,11 +66,10 @@ FORCED = {  # name -> (stop words, PyStemmer algorithm or None, drop possessive 
     "snowball": (frozenset(bm25s.stopwords.STOPWORDS_EN), "english", False),
 }
 PER_LANGUAGE = "per-language"
-ANALYZERS = (*FORCED, PER_LANGUAGE)
-# The default: on English documents it is `english` (no forced analyzer wins on the bundled corpus,
+# ANALYZERS: the forced ones and PER_LANGUAGE. The default, DEFAULT_ANALYZER, is PER_LANGUAGE: on
+# English documents it is `english` (no forced analyzer wins on the bundled corpus,
 # bench/bm25_analyzers.py, and it is what published BEIR figures are computed with); every other
 # language gets its own (docs/results.md, "Languages").
-DEFAULT_ANALYZER = PER_LANGUAGE
 # ISO 639-1 code -> PyStemmer's Snowball algorithm
 SNOWBALL = {
     "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
@@ -227,8 +226,8 @@ class BM25Settings:
     analyzer: str = DEFAULT_ANALYZER
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise ValueError(f"BM25 variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.variant not in BM25_VARIANTS:
+            raise ValueError(f"BM25 variant must be one of {', '.join(BM25_VARIANTS)}, got {self.variant!r}")
         if self.analyzer not in ANALYZERS:
             raise ValueError(f"BM25 analyzer must be one of {', '.join(ANALYZERS)}, got {self.analyzer!r}")
 

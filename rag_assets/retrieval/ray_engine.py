@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets import storage
-from rag_assets.retrieval.embedding import Embedder
+from rag_assets import environment, storage
+from rag_assets.retrieval.embedding import LocalEmbedder
 from rag_assets.retrieval.embedding_cache import EmbeddingCache, shard_digest
 
 
@@ -38,10 +38,13 @@ class EmbedderSpec:
     batch_size: int
     backend: str
     identity: str
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     @classmethod
     def of(cls, embedder) -> EmbedderSpec:
-        return cls(str(embedder.path), embedder.name, embedder.batch_size, embedder.backend, embedder.identity)
+        e = embedder
+        return cls(str(e.path), e.name, e.batch_size, e.backend, e.identity, e.query_prefix, e.passage_prefix)
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -64,7 +67,9 @@ class ShardEncoder:
     """One Ray actor: the model loaded once, then shards encoded and written to the cache."""
 
     def __init__(self, spec: EmbedderSpec, cache_root: str, threads: int):
-        embedder = Embedder(Path(spec.path), spec.name, spec.batch_size, spec.backend, threads=threads)
+        embedder = LocalEmbedder(
+            Path(spec.path), spec.name, spec.batch_size, spec.backend, threads, spec.query_prefix, spec.passage_prefix
+        )
         if embedder.identity != spec.identity:  # other weights on this node: its vectors must not enter the cache
             raise RuntimeError(f"worker model {embedder.identity} is not the driver's {spec.identity}")
         self.cache = EmbeddingCache(storage.as_path(cache_root), embedder)  # a folder or a URL the worker writes to
@@ -104,9 +109,10 @@ class RayEngine:
         if not self.address and "ray" not in sys.modules:
             # Ray reads its authentication settings when it is first imported: they must be in
             # the environment before that, or the driver and the head it starts disagree.
-            os.environ.setdefault("RAY_AUTH_MODE", "token")
-            if os.environ["RAY_AUTH_MODE"] == "token" and not os.environ.get("RAY_AUTH_TOKEN_PATH"):
-                os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
+            if environment.set_default("RAY_AUTH_MODE", "token") == "token" and not environment.value(
+                "RAY_AUTH_TOKEN_PATH"
+            ):
+                environment.set_default("RAY_AUTH_TOKEN", secrets.token_hex(32))
         import ray
 
         if ray.is_initialized():

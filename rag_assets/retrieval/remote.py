@@ -1,18 +1,25 @@
 """Models behind HTTP: an OpenAI-compatible embeddings endpoint (vLLM, TEI, Ollama, infinity, hosted
 ones) and a rerank endpoint (the Cohere / infinity request shape). `url` is the base URL as an
 OpenAI client takes it (`http://host:8000/v1` for vLLM; infinity serves at its root): requests go
-to `url + "/embeddings"` and `url + "/rerank"`.
+to `url + "/embeddings"` and `url + "/rerank"`, through one kept-alive client per endpoint.
 
-A model behind a URL can change without its name changing, so an endpoint embedder's identity is
-not its name: it is a fingerprint of the vectors it returns for a fixed probe set. The probe runs
-when the embedder is made; its vectors are kept in a small record (`record`), and the next probe
-that agrees with them (cosine ≥ 1 - PROBE_TOLERANCE each, same dimension) keeps the recorded
-identity, so float noise between calls never stales anything, while a model that moved gets a new
-identity: a new embedding cache folder, a new source version, stale embeddings.
+A model behind a URL can change without its name changing, so an endpoint model's identity is not
+its name: it is a fingerprint of what it returns for a fixed probe (vectors for an embedder, scores
+for a reranker). The probe runs when the model is made; what it returned is kept in a small record,
+keyed by everything that changes it (URL, model, prefixes), and the next probe that agrees with it
+(within PROBE_TOLERANCE) keeps the recorded identity, so float noise between calls never stales
+anything, while a model that moved gets a new identity: a new embedding cache folder, a new source
+version, stale results. An embedder probes again after each batch of passages it embeds, so a model
+that moves while it embeds is an error, never vectors of one model under the other's identity.
 
 Every failure is an `EndpointError` naming the endpoint: refused keys and unknown models at once,
-429, 5xx and timeouts after `retries` attempts with exponential backoff, and answers that cannot be
-vectors (wrong count, wrong or changing length, NaN).
+429, 5xx and timeouts after `retries` attempts with exponential backoff; an answer past its deadline
+or its size, one that is not the shape asked for (each field checked), vectors of the wrong count or
+length, NaN. An error body is cut and scrubbed of anything that looks like a key before it is shown.
+
+Costs count tokens: the server's count when it reports tokens; where it reports none, or reports
+characters (infinity does, unless started with --lengths-via-tokenize), the project counts them, with
+the model's tokenizer when the arm names one, else with the reference tokenizer (an estimate, said so).
 """
 
 from __future__ import annotations
@@ -20,15 +27,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
+import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rag_assets import storage
+from rag_assets import environment, storage
+from rag_assets.retrieval.embedding import REFERENCE_TOKENIZER, reference_tokens
+from rag_assets.retrieval.specs import EmbeddingEndpoint, RerankEndpoint
+from rag_assets.retrieval.specs import Endpoint as EndpointSettings
 
 PROBE = (
     "The quick brown fox jumps over the lazy dog.",
@@ -37,145 +49,285 @@ PROBE = (
     "Ein Satz auf Deutsch, damit mehrsprachige Modelle auffallen.",
     "1234567890",
 )
+RERANK_PROBE = ("how many moons does Mars have?", PROBE[2:])
 PROBE_TOLERANCE = 1e-4
-# Texts per request: smaller requests pay HTTP and JSON per text (infinity on loopback reached 0.70 of
-# the in-process model's throughput at 32, 0.88 at 64; docs/experiments.md, bench/experiment.py).
-BATCH = 64
+MAX_DIM = 16_384
+MAX_RESPONSE_BYTES = 64 << 20  # an embeddings answer of 2,048 texts of 1,024 floats is about 40 MiB
 RETRIED = {408, 409, 425, 429, 500, 502, 503, 504}
 BACKOFF_S = 0.5
+SHOWN = 160  # characters of an error body shown
+_SECRETISH = re.compile(
+    r"(?i)(bearer\s+\S+|sk-[a-z0-9_-]{8,}|(?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*\S+)"
+)
 
 
 class EndpointError(RuntimeError):
     """An endpoint that cannot give what was asked; the message names it."""
 
 
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, allow_inf_nan=True)
+
+
+class _Usage(_Shape):
+    prompt_tokens: int | None = Field(None, ge=0)
+    total_tokens: int | None = Field(None, ge=0)
+
+
+class _Vector(_Shape):
+    index: int = Field(ge=0)
+    embedding: list[float] = Field(min_length=1, max_length=MAX_DIM)
+
+
+class _Embeddings(_Shape):
+    data: list[_Vector] = Field(max_length=4096)
+    usage: _Usage | None = None
+
+
+class _Score(_Shape):
+    index: int = Field(ge=0)
+    relevance_score: float | None = None
+    score: float | None = None
+
+
+class _Ranked(_Shape):
+    results: list[_Score] = Field(max_length=4096)
+    usage: _Usage | None = None
+
+
 @dataclass
 class Usage:
     calls: int = 0
-    tokens: int = 0  # as the endpoint reports them (`usage`); 0 when it reports none
-    reported: bool = False
+    tokens: int = 0
     retries: int = 0
+    sources: set = field(default_factory=set)  # where the token counts came from, in words
 
-    def add(self, tokens: int | None) -> None:
+    def add(self, reported: int | None, texts: list[str], counter=None, counter_name: str = "") -> None:
+        """One call: the server's token count, unless it gave none or its count is the texts'
+        characters; then the project's (`counter`, else the reference tokenizer's estimate)."""
         self.calls += 1
-        if tokens is not None:
-            self.tokens += int(tokens)
-            self.reported = True
+        if reported is not None and reported != sum(len(t) for t in texts):
+            self.tokens += int(reported)
+            self.sources.add("the endpoint's count")
+        elif counter is not None:
+            self.tokens += int(counter(texts).sum())
+            self.sources.add(f"counted here with {counter_name}")
+        else:
+            self.tokens += int(reference_tokens(texts).sum())
+            self.sources.add(f"estimated here with {REFERENCE_TOKENIZER}")
+
+    @property
+    def source(self) -> str:
+        return "; ".join(sorted(self.sources)) or "no calls"
 
 
-@dataclass
+def scrubbed(body: str, key: str | None = None) -> str:
+    """An error body as it may be shown: one line, cut, without anything that looks like a key."""
+    text = " ".join(body.split())
+    if key:
+        text = text.replace(key, "[key]")
+    text = _SECRETISH.sub("[redacted]", text)
+    return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
+
+
 class Endpoint:
-    """Where a model is served and how to call it."""
+    """Where a model is served and how to call it: one kept-alive client, calls bounded in time
+    (`timeout_s` from the first byte sent to the last received) and in size."""
 
-    url: str
-    model: str | None = None
-    key_env: str | None = None  # the environment variable that holds the key (never the key itself)
-    retries: int = 3
-    timeout_s: float = 30.0
-    usage: Usage = field(default_factory=Usage)
+    def __init__(self, settings: EndpointSettings, retries: int | None = None, timeout_s: float | None = None):
+        self.url, self.model, self.key_env = settings.url.rstrip("/"), settings.model, settings.key_env
+        self.retries = settings.retries if retries is None else retries
+        self.timeout_s = settings.timeout_s if timeout_s is None else timeout_s
+        self.concurrency = settings.concurrency
+        self.usage = Usage()
+        self._client = None
+        self._lock = threading.Lock()
 
     @property
     def label(self) -> str:
         return f"endpoint {self.url}" + (f" (model {self.model})" if self.model else "")
 
-    def headers(self) -> dict:
+    def _key(self) -> str | None:
         if not self.key_env:
-            return {}
-        key = os.environ.get(self.key_env)
+            return None
+        key = environment.secret(self.key_env)
         if not key:
             raise EndpointError(f"{self.label}: its key variable {self.key_env} is not set")
-        return {"Authorization": f"Bearer {key}"}
+        return key
 
-    def post(self, path: str, payload: dict, client=None):
-        """The JSON answer to `payload` at `path`, retried on 429, 5xx and timeouts."""
+    @property
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+                self._client = httpx.Client(limits=limits, timeout=self.timeout_s)
+            return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _once(self, url: str, payload: dict, key: str | None):
+        """(status, body bytes), the body read within the deadline and the size cap."""
+        deadline = time.monotonic() + self.timeout_s
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        with self.client.stream("POST", url, json=payload, headers=headers) as answer:
+            body = bytearray()
+            for part in answer.iter_bytes():
+                body += part
+                if len(body) > MAX_RESPONSE_BYTES:
+                    raise EndpointError(f"{self.label}: answered more than {MAX_RESPONSE_BYTES >> 20} MiB")
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            return answer.status_code, bytes(body)
+
+    def post(self, path: str, payload: dict, shape: type[BaseModel]):
+        """The answer to `payload` at `path`, read as `shape`; retried on 429, 5xx and timeouts."""
         import httpx
 
-        url = self.url.rstrip("/") + path
+        url, key = self.url + path, self._key()
         for attempt in range(self.retries + 1):
             try:
-                answer = (client or httpx).post(url, json=payload, headers=self.headers(), timeout=self.timeout_s)
-            except httpx.TimeoutException:
-                why = f"no answer within {self.timeout_s:g} s"
+                status, body = self._once(url, payload, key)
+            except (httpx.TimeoutException, TimeoutError):
+                why = f"no whole answer within {self.timeout_s:g} s"
             except httpx.TransportError as exc:
-                why = f"unreachable ({type(exc).__name__}: {exc})"
+                why = f"unreachable ({type(exc).__name__})"
             else:
-                if answer.status_code == 200:
-                    try:
-                        return answer.json()
-                    except ValueError:
-                        raise EndpointError(f"{self.label}: answered 200 with a body that is not JSON") from None
-                why = f"HTTP {answer.status_code}: {answer.text[:200].strip()}"
-                if answer.status_code not in RETRIED:
+                if status == 200:
+                    return self._read(body, shape)
+                why = f"HTTP {status}" + (f": {scrubbed(body.decode('utf-8', 'replace'), key)}" if body else "")
+                if status not in RETRIED:
                     raise EndpointError(f"{self.label}: {why}")
             if attempt < self.retries:
                 self.usage.retries += 1
                 time.sleep(BACKOFF_S * 2**attempt)
         raise EndpointError(f"{self.label}: {why} (after {self.retries + 1} attempts)")
 
+    def _read(self, body: bytes, shape: type[BaseModel]):
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            raise EndpointError(f"{self.label}: answered 200 with a body that is not JSON") from None
+        if shape is _Ranked and isinstance(value, list):  # TEI answers a bare list
+            value = {"results": value}
+        try:
+            return shape.model_validate(value)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"]) or "the answer"
+            raise EndpointError(f"{self.label}: not the answer asked for: {where}: {error['msg']}") from None
 
-class EndpointEmbedder:
-    """Embeddings from an OpenAI-compatible `/v1/embeddings` endpoint, unit-normalised here (the
-    dot product is the cosine, as for every local model), in batches sent `concurrency` at a time."""
 
-    def __init__(
-        self,
-        endpoint: Endpoint,
-        record: Path | None = None,
-        batch_size: int = BATCH,
-        concurrency: int = 2,
-        query_prefix: str = "",
-        passage_prefix: str = "",
-        keep_record: bool = True,
-    ):
-        """`keep_record=False` compares the probe with `record` without writing it (`check`)."""
-        self.endpoint, self.record, self.keep_record = endpoint, record, keep_record
-        self.batch_size, self.concurrency = batch_size, concurrency
-        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
-        self.name = endpoint.model
-        self.dim = 0
-        self.recorded_dim: int | None = None  # the dimension at the last run that recorded a probe
-        vectors = self._raw(list(PROBE))
-        self.dim = vectors.shape[1]
-        self.identity, self.moved = self._identity(vectors)
+def _record_path(records: Path | None, *parts: str) -> Path | None:
+    if records is None:
+        return None
+    return Path(records) / (hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16] + ".json")
 
-    def _identity(self, vectors: np.ndarray) -> tuple[str, str | None]:
+
+def _recorded(path: Path | None) -> dict | None:
+    """A probe record, or None where there is none or it cannot be read (it is then written anew)."""
+    if path is None or not path.exists():
+        return None
+    try:
+        kept = json.loads(path.read_text())
+        return kept if isinstance(kept, dict) and isinstance(kept.get("identity"), str) else None
+    except (OSError, ValueError):
+        return None
+
+
+class _Probed:
+    """An identity from a probe's answer, kept between runs in a record (see the module's doc)."""
+
+    def identify(self, answer: np.ndarray, setting: dict, prefix: str) -> tuple[str, str | None]:
         """(identity, how the model moved since the record, or None)."""
-        setting = {"prefixes": [self.query_prefix, self.passage_prefix], "normalised": True}
-        fresh = hashlib.sha256(vectors.tobytes() + json.dumps(setting, sort_keys=True).encode()).hexdigest()[:16]
-        identity = f"{self.endpoint.model}@{self.endpoint.url}#probe:{fresh}"
-        moved = None
-        if self.record and self.record.exists():
-            kept = json.loads(self.record.read_text())
-            old = np.asarray(kept["vectors"], dtype=np.float32)
-            self.recorded_dim = old.shape[1]
-            if kept.get("setting") == setting and old.shape == vectors.shape:
-                drift = float(1 - (old * vectors).sum(axis=1).min())
+        fresh = hashlib.sha256(answer.tobytes() + json.dumps(setting, sort_keys=True).encode()).hexdigest()[:16]
+        identity = f"{prefix}#probe:{fresh}"
+        kept, moved = _recorded(self.record), None
+        if kept is not None:
+            old = np.asarray(kept.get("answer", []), dtype=np.float64)
+            self.recorded_shape = old.shape
+            if kept.get("setting") == setting and old.shape == answer.shape:
+                drift = self.drift(old, answer)
                 if drift <= PROBE_TOLERANCE:
                     return kept["identity"], None
-                moved = f"its probe vectors moved (largest 1 - cos {drift:.3g})"
-            elif old.shape != vectors.shape:
-                moved = f"its vectors changed dimension, {old.shape[1]} -> {vectors.shape[1]}"
+                moved = f"its probe answer moved (largest difference {drift:.3g})"
+            elif old.ndim == answer.ndim == 2 and old.shape[1:] != answer.shape[1:]:
+                moved = f"its vectors changed dimension, {old.shape[1]} -> {answer.shape[1]}"
             else:
-                moved = "its prefixes changed"
-        if self.record and self.keep_record:
-            payload = {"identity": identity, "setting": setting, "vectors": vectors.tolist(), "dim": self.dim}
+                moved = "its settings changed"
+        if self.record is not None and self.keep_record:
+            payload = {"identity": identity, "setting": setting, "answer": answer.tolist()}
             storage.write_text(self.record, json.dumps(payload))
         return identity, moved
 
-    def _batch(self, texts: list[str], client) -> np.ndarray:
+    @staticmethod
+    def drift(old: np.ndarray, new: np.ndarray) -> float:
+        raise NotImplementedError
+
+
+class EndpointEmbedder(_Probed):
+    """Embeddings from an OpenAI-compatible `/embeddings` endpoint, unit-normalised here (the dot
+    product is the cosine, as for every local model), in batches sent `concurrency` at a time."""
+
+    def __init__(
+        self,
+        settings: EmbeddingEndpoint,
+        records: Path | None = None,
+        keep_record: bool = True,
+        endpoint: Endpoint | None = None,
+    ):
+        """`keep_record=False` compares the probe with the record without writing it (`check`);
+        `endpoint`: this model's endpoint called otherwise (fewer retries, a shorter timeout)."""
+        self.settings, self.keep_record = settings, keep_record
+        self.endpoint = endpoint or Endpoint(settings)
+        self.batch_size, self.concurrency = settings.batch_size, settings.concurrency
+        self.query_prefix, self.passage_prefix = settings.query_prefix, settings.passage_prefix
+        self.record = _record_path(
+            records, settings.url.rstrip("/"), settings.model, self.query_prefix, self.passage_prefix
+        )
+        self.name, self.dim = settings.model, 0
+        self.recorded_shape: tuple | None = None
+        self.tokenizer = Tokenizer(settings.tokenizer) if settings.tokenizer else None
+        self.probe = self._raw(list(PROBE))
+        self.dim = self.probe.shape[1]
+        setting = {"prefixes": [self.query_prefix, self.passage_prefix], "normalised": True}
+        self.identity, self.moved = self.identify(self.probe, setting, f"{settings.model}@{self.endpoint.url}")
+
+    @property
+    def recorded_dim(self) -> int | None:
+        """The vectors' length at the last run that recorded a probe."""
+        return self.recorded_shape[1] if self.recorded_shape and len(self.recorded_shape) == 2 else None
+
+    @staticmethod
+    def drift(old: np.ndarray, new: np.ndarray) -> float:
+        return float(1 - (old * new).sum(axis=1).min())
+
+    @property
+    def window(self) -> int | None:
+        return self.tokenizer.window if self.tokenizer else None
+
+    def count_tokens(self, texts: list[str], special_tokens: bool = True) -> np.ndarray | None:
+        return self.tokenizer.count_tokens(texts, special_tokens) if self.tokenizer else None
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
         answer = self.endpoint.post(
-            "/embeddings",
-            {"model": self.endpoint.model, "input": texts, "encoding_format": "float"},
-            client,
+            "/embeddings", {"model": self.endpoint.model, "input": texts, "encoding_format": "float"}, _Embeddings
         )
         label = self.endpoint.label
-        data = answer.get("data") if isinstance(answer, dict) else None
-        if not isinstance(data, list) or len(data) != len(texts) or not all(isinstance(d, dict) for d in data):
-            got = len(data) if isinstance(data, list) else "no"
-            raise EndpointError(f"{label}: {got} vectors for {len(texts)} texts")
-        rows = [d.get("embedding") for d in sorted(data, key=lambda d: d.get("index", 0))]
-        lengths = {len(r) if isinstance(r, list) else -1 for r in rows}
-        if len(lengths) != 1 or -1 in lengths or (self.dim and lengths != {self.dim}):
+        indexes = sorted(v.index for v in answer.data)
+        if len(indexes) != len(texts):
+            raise EndpointError(f"{label}: {len(indexes)} vectors for {len(texts)} texts")
+        if indexes != list(range(len(texts))):
+            raise EndpointError(f"{label}: vectors indexed {indexes[:5]}..., not 0 to {len(texts) - 1}")
+        rows = [v.embedding for v in sorted(answer.data, key=lambda v: v.index)]
+        lengths = {len(r) for r in rows}
+        if len(lengths) != 1 or (self.dim and lengths != {self.dim}):
             raise EndpointError(
                 f"{label}: vectors of length {sorted(lengths)}, expected {self.dim or 'one length'} "
                 "(did the model change?)"
@@ -186,48 +338,103 @@ class EndpointEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if (norms == 0).any():
             raise EndpointError(f"{label}: returned a zero vector")
-        usage = answer.get("usage") or {}
-        self.endpoint.usage.add(usage.get("prompt_tokens", usage.get("total_tokens")))
+        usage = answer.usage or _Usage()
+        reported = usage.prompt_tokens if usage.prompt_tokens is not None else usage.total_tokens
+        counter = (lambda t: self.count_tokens(t, special_tokens=False)) if self.tokenizer else None
+        self.endpoint.usage.add(reported, texts, counter, self.settings.tokenizer or "")
         return (vectors / norms).astype(np.float32)
 
     def _raw(self, texts: list[str]) -> np.ndarray:
-        import httpx
-
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-        with httpx.Client() as client, ThreadPoolExecutor(self.concurrency) as pool:
-            parts = list(pool.map(lambda b: self._batch(b, client), batches))
+        if len(batches) == 1:
+            return self._batch(batches[0])
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            parts = list(pool.map(self._batch, batches))
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
 
     def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> np.ndarray:
+        """Unit vectors of `texts`. After passages, the probe again: a model that moved while they
+        were embedded is an EndpointError, and their vectors are never returned."""
         prefix = self.query_prefix if query else self.passage_prefix
-        return self._raw([prefix + t for t in texts])
+        vectors = self._raw([prefix + t for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        if not query and texts:
+            moved = self.drift(self.probe.astype(np.float64), self._raw(list(PROBE)).astype(np.float64))
+            if moved > PROBE_TOLERANCE:
+                raise EndpointError(
+                    f"{self.endpoint.label}: the model behind it changed while it embedded (its probe moved "
+                    f"{moved:.3g}): these vectors are not kept; run again to embed everything with the new model"
+                )
+        return vectors
 
 
-class EndpointReranker:
+class EndpointReranker(_Probed):
     """A reranker behind `POST /rerank` in the Cohere / infinity shape ({model, query, documents}
     -> results of {index, relevance_score}; an answer that is a bare list of {index, score}, as
-    TEI's, is read too)."""
+    TEI's, is read too). Its identity is its scores for a fixed probe (see the module's doc)."""
 
     name = "rerank"
 
-    def __init__(self, endpoint: Endpoint, depth: int = 25):
-        self.endpoint, self.depth = endpoint, depth
-        self.model = f"{endpoint.model or 'rerank'}@{endpoint.url}"
+    def __init__(
+        self,
+        settings: RerankEndpoint,
+        records: Path | None = None,
+        keep_record: bool = True,
+        endpoint: Endpoint | None = None,
+    ):
+        self.settings, self.keep_record, self.depth = settings, keep_record, settings.depth
+        self.endpoint = endpoint or Endpoint(settings)
+        self.record = _record_path(records, "rerank", settings.url.rstrip("/"), settings.model or "")
+        self.recorded_shape = None
+        scores = self.score(*RERANK_PROBE)
+        self.model, self.moved = self.identify(
+            scores, {"rerank": True}, f"{settings.model or 'rerank'}@{self.endpoint.url}"
+        )
+        self.identity = self.model
+
+    @staticmethod
+    def drift(old: np.ndarray, new: np.ndarray) -> float:
+        return float(np.max(np.abs(old - new) / np.maximum(1.0, np.abs(old)))) if len(old) else 0.0
 
     def score(self, query: str, passages: list[str]) -> np.ndarray:
         if not passages:
             return np.zeros(0)
-        payload = {"query": query, "documents": passages, "return_documents": False}
+        payload = {"query": query, "documents": list(passages), "return_documents": False}
         if self.endpoint.model:
             payload["model"] = self.endpoint.model
-        answer = self.endpoint.post("/rerank", payload)
-        results = answer.get("results") if isinstance(answer, dict) else answer
+        answer = self.endpoint.post("/rerank", payload, _Ranked)
         scores = np.full(len(passages), math.nan)
-        for r in results if isinstance(results, list) else []:
-            if isinstance(r, dict) and isinstance(r.get("index"), int) and 0 <= r["index"] < len(passages):
-                scores[r["index"]] = float(r.get("relevance_score", r.get("score", math.nan)))
+        for r in answer.results:
+            value = r.relevance_score if r.relevance_score is not None else r.score
+            if r.index < len(passages) and value is not None:
+                scores[r.index] = value
         if not np.isfinite(scores).all():
             raise EndpointError(f"{self.endpoint.label}: no finite score for every one of {len(passages)} passages")
-        usage = answer.get("usage") or {} if isinstance(answer, dict) else {}
-        self.endpoint.usage.add(usage.get("total_tokens", usage.get("prompt_tokens")))
+        usage = answer.usage or _Usage()
+        reported = usage.total_tokens if usage.total_tokens is not None else usage.prompt_tokens
+        self.endpoint.usage.add(reported, [query, *passages])
         return scores
+
+
+class Tokenizer:
+    """A model's tokenizer.json (or a folder holding one), here: what the model behind an endpoint
+    reads, counted without asking it; and the window its folder declares (None: not declared)."""
+
+    def __init__(self, where: str):
+        from tokenizers import Tokenizer as Loaded
+
+        path = Path(where).expanduser()
+        file = path / "tokenizer.json" if path.is_dir() else path
+        if not file.is_file():
+            raise EndpointError(f"no tokenizer.json at {where}")
+        self.tokenizer = Loaded.from_file(str(file))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        config = file.parent / "sentence_bert_config.json"
+        try:
+            self.window = int(json.loads(config.read_text())["max_seq_length"]) if config.is_file() else None
+        except (OSError, ValueError, KeyError, TypeError):
+            self.window = None
+
+    def count_tokens(self, texts: list[str], special_tokens: bool = True) -> np.ndarray:
+        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=special_tokens)
+        return np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))

@@ -1,4 +1,7 @@
-"""Every query through every retriever for one chunk set: dense, BM25, hybrid, rerank.
+"""One retrieval engine: a chunk set's index, and every query through the retrievers asked for
+(rag_assets.retrieval.specs: dense, BM25, hybrid, each with its settings) and the rerankers after
+them. The lab's runs, an experiment's configurations, `ask` and `serve` all rank through
+`run_queries`.
 
 Each result row keeps the ranked chunk ids, their scores, their cosine distances to the
 query (whatever retriever ranked them: the refusal gate reads distances) and the time
@@ -9,22 +12,23 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from rag_assets.catalog import DEPTH
 from rag_assets.ingest.access import ALL_TENANTS, Scope, access_by_document, check_tenant
-from rag_assets.retrieval import dense
+from rag_assets.retrieval import dense, fusion
 from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.embedding import require_identity, text_key, vectors_of
-from rag_assets.retrieval.fusion import RRF_K, rrf
-from rag_assets.retrieval.lexical import BM25Index
+from rag_assets.retrieval.lexical import BM25Index, BM25Settings
 from rag_assets.retrieval.rerank import Reranker
+from rag_assets.retrieval.specs import LAB_RETRIEVERS, Retriever
 
-DEPTH = 100
 DOCUMENT_DEPTH = 100  # distinct documents a ranking covers for document-level questions (R@100)
 RUN_COLUMNS = [
     "query_id",
@@ -41,14 +45,15 @@ RUN_COLUMNS = [
 
 @dataclass
 class ChunkIndex:
-    """One strategy's chunks with their vectors and BM25 index, aligned by row; `access`
-    holds each chunk's document access list (None: public)."""
+    """One chunk set's chunks with their vectors and BM25 index, aligned by row (either may be
+    None where no retriever asked for needs it); `access` holds each chunk's document access list
+    (None: public)."""
 
     strategy: str
     chunk_ids: list[str]
     texts: list[str]
-    vectors: np.ndarray
-    bm25: BM25Index
+    vectors: np.ndarray | None
+    bm25: BM25Index | None
     access: list[frozenset[str] | None] | None = None
     ann: HnswIndex | None = None  # when set, dense search walks this graph instead of every vector
     dense_search: str = "exact"  # how dense search runs, in words (ask reports it)
@@ -117,34 +122,85 @@ class ChunkIndex:
             strategy, chunks, embeddings, BM25Index.load(layout.bm25(strategy)), model_identity, snapshot
         )
 
-    def __post_init__(self):
-        if not (len(self.chunk_ids) == len(self.texts) == len(self.vectors) == self.bm25.n_docs):
-            raise ValueError(
-                f"strategy {self.strategy}: {len(self.chunk_ids)} chunks, {len(self.vectors)} vectors and "
-                f"{self.bm25.n_docs} BM25 documents do not line up; rematerialise its embeddings and bm25_index"
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        chunks: pd.DataFrame,
+        vectors: np.ndarray | None,
+        retriever: Retriever,
+        access: list[frozenset[str] | None] | None = None,
+    ) -> ChunkIndex:
+        """An index made for one retriever: BM25 built with its settings where it ranks by BM25
+        (its own, or the lab's defaults inside a hybrid), an HNSW graph where it asks for one."""
+        texts = chunks["text"].tolist()
+        bm25 = None
+        if retriever.kind in ("bm25", "hybrid"):
+            given = (
+                {"k1": retriever.k1, "b": retriever.b, "analyzer": retriever.analyzer}
+                if retriever.kind == "bm25"
+                else {}
             )
+            bm25 = BM25Index.build(
+                texts, BM25Settings(**{k: v for k, v in given.items() if v is not None}), chunks["language"].tolist()
+            )
+        index = cls(name, chunks["chunk_id"].tolist(), texts, vectors, bm25, access)
+        if retriever.kind == "dense" and retriever.index == "hnsw" and vectors is not None and len(vectors):
+            index.ann = HnswIndex.build(vectors, retriever.m, ef_search=retriever.ef_search)
+            index.dense_search = f"hnsw (m {retriever.m}, ef_search {retriever.ef_search})"
+        return index
+
+    def __post_init__(self):
+        sizes = {"chunks": len(self.chunk_ids), "texts": len(self.texts)}
+        if self.vectors is not None:
+            sizes["vectors"] = len(self.vectors)
+        if self.bm25 is not None:
+            sizes["BM25 documents"] = self.bm25.n_docs
+        if len(set(sizes.values())) > 1:
+            raise ValueError(
+                f"strategy {self.strategy}: {', '.join(f'{n} {w}' for w, n in sizes.items())} do not line up; "
+                "rematerialise its embeddings and bm25_index"
+            )
+
+    def size_bytes(self) -> int:
+        """What the index holds: its vectors, its HNSW graph and its BM25 index as saved on disk."""
+        import tempfile
+
+        size = self.vectors.nbytes if self.vectors is not None else 0
+        if self.ann is not None:
+            size += self.ann.size_bytes()
+        if self.bm25 is not None:
+            with tempfile.TemporaryDirectory() as tmp:
+                self.bm25.save(Path(tmp) / "bm25")
+                size += sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file())
+        return size
 
 
 def run_queries(
     index: ChunkIndex,
     queries: pd.DataFrame,
-    query_vectors: np.ndarray,
+    query_vectors: np.ndarray | None,
     encode_ms: np.ndarray,
     rerankers: Sequence[Reranker] = (),
     depth: int = DEPTH,
     rerank_queries: dict[str, set[str]] | None = None,
     tenant: str | Scope | None = ALL_TENANTS,
     documents: int | None = None,
+    retrievers: Mapping[str, Retriever] = LAB_RETRIEVERS,
+    rerank_from: str = "hybrid",
+    progress=None,
 ) -> pd.DataFrame:
-    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query).
+    """Rows of RUN_COLUMNS for every query in `queries` (columns query_id, query) and every
+    retriever of `retrievers` (name -> spec; the lab's dense, BM25 and hybrid by default).
 
     Each ranking is `depth` chunks long; with `documents`, longer where needed, until it
     covers that many distinct documents (or every candidate chunk): document-level recall at
     100 means 100 documents, however many chunks each has (as BEIR and Pyserini count it).
+    A hybrid fuses dense and BM25 lists `spec.depth` deep (at least `depth`), by RRF or by weight.
 
-    Each reranker re-scores the top `reranker.depth` of the hybrid ranking; the rest keeps
-    its hybrid order. `rerank_queries` limits a reranker (by name) to some query ids: a
-    language-model scorer is too slow on a CPU for every query.
+    Each reranker re-scores the top `reranker.depth` of the `rerank_from` ranking; the rest keeps
+    its order. `rerank_queries` limits a reranker (by name) to some query ids: a language-model
+    scorer is too slow on a CPU for every query. `progress(done, total)` follows the queries.
 
     `tenant` filters before ranking, in every retriever: chunks it may not see are never
     scored, so they cannot reach a result, a fusion or a reranker's shortlist."""
@@ -153,16 +209,18 @@ def run_queries(
     rows = []
     ids = np.asarray(index.chunk_ids, dtype=object)
     position = {c: i for i, c in enumerate(index.chunk_ids)}
+    kinds = {spec.kind for spec in retrievers.values()}
+    wide = max([depth] + [spec.depth or depth for spec in retrievers.values() if spec.kind == "hybrid"])
     rows_of = tqdm(
         queries.itertuples(),
         total=len(queries),
         desc=f"retrieval[{index.strategy}]",
         unit="query",
         leave=False,
-        disable=len(queries) < 50,
+        disable=len(queries) < 50 or progress is not None,
     )
     for qi, q in enumerate(rows_of):
-        vec = query_vectors[qi]
+        vec = query_vectors[qi] if query_vectors is not None else None
 
         def row(retriever, chunk_rows, scores, stage, total):
             rows.append(
@@ -173,7 +231,7 @@ def run_queries(
                     "chunk_ids": ids[chunk_rows].tolist(),
                     "scores": [float(s) for s in scores],
                     "distances": dense.cosine_distance(index.vectors[chunk_rows] @ vec).astype(float).tolist()
-                    if len(chunk_rows)
+                    if len(chunk_rows) and vec is not None and index.vectors is not None
                     else [],
                     "encode_ms": float(encode_ms[qi]),
                     "stage_ms": milliseconds(stage),
@@ -181,35 +239,67 @@ def run_queries(
                 }
             )
 
-        t0 = time.perf_counter()
-        if index.ann is None:
-            d_rows, d_scores = _deep(lambda k: dense.top_k(vec, index.vectors, k, candidates), depth, documents, ids)
-        else:
-            d_rows, d_scores = _deep(lambda k: index.ann.top_k(vec, k, candidates), depth, documents, ids)
-        t_dense = time.perf_counter() - t0
-        row("dense", d_rows, d_scores, t_dense, t_dense)
-
-        t0 = time.perf_counter()
-        b_rows, b_scores = _deep(lambda k: index.bm25.top_k(q.query, k, candidates), depth, documents, ids)
-        t_bm25 = time.perf_counter() - t0
-        row("bm25", b_rows, b_scores, t_bm25, t_bm25)
-
-        t0 = time.perf_counter()
-        fused = rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=RRF_K)
-        fused = fused[: _covering(np.array([position[c] for c, _ in fused], dtype=np.int64), depth, documents, ids)]
-        t_fuse = time.perf_counter() - t0
-        h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
-        row("hybrid", h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
+        ranked: dict[str, tuple[np.ndarray, float]] = {}  # name -> (rows, seconds to them)
+        t_dense = t_bm25 = 0.0
+        if kinds & {"dense", "hybrid"}:
+            t0 = time.perf_counter()
+            search = (
+                (lambda k: index.ann.top_k(vec, k, candidates))
+                if index.ann is not None
+                else (lambda k: dense.top_k(vec, index.vectors, k, candidates))
+            )
+            d_rows, d_scores = _deep(search, wide, documents, ids)
+            t_dense = time.perf_counter() - t0
+        if kinds & {"bm25", "hybrid"}:
+            t0 = time.perf_counter()
+            b_rows, b_scores = _deep(lambda k: index.bm25.top_k(q.query, k, candidates), wide, documents, ids)
+            t_bm25 = time.perf_counter() - t0
+        for name, spec in retrievers.items():
+            if spec.kind == "dense":
+                n = _covering(d_rows, depth, documents, ids)
+                row(name, d_rows[:n], d_scores[:n], t_dense, t_dense)
+                ranked[name] = (d_rows[:n], t_dense)
+            elif spec.kind == "bm25":
+                n = _covering(b_rows, depth, documents, ids)
+                row(name, b_rows[:n], b_scores[:n], t_bm25, t_bm25)
+                ranked[name] = (b_rows[:n], t_bm25)
+            else:
+                t0 = time.perf_counter()
+                fused = _fused(spec, spec.depth or depth, ids, d_rows, d_scores, b_rows, b_scores, documents)
+                fused = fused[
+                    : _covering(np.array([position[c] for c, _ in fused], dtype=np.int64), depth, documents, ids)
+                ]
+                h_rows = np.array([position[c] for c, _ in fused], dtype=np.int64)
+                t_fuse = time.perf_counter() - t0
+                row(name, h_rows, [s for _, s in fused], t_fuse, t_dense + t_bm25 + t_fuse)
+                ranked[name] = (h_rows, t_dense + t_bm25 + t_fuse)
 
         for reranker in rerankers:
             if reranker.name in rerank_queries and q.query_id not in rerank_queries[reranker.name]:
                 continue
+            shortlist, before = ranked[rerank_from]
             t0 = time.perf_counter()
-            reranked, scores = reranked_rows(reranker, q.query, index.texts, h_rows)
+            reranked, scores = reranked_rows(reranker, q.query, index.texts, shortlist)
             t_rerank = time.perf_counter() - t0
-            tail = [math.nan] * (len(h_rows) - len(scores))
-            row(reranker.name, reranked, list(scores) + tail, t_rerank, t_dense + t_bm25 + t_fuse + t_rerank)
+            tail = [math.nan] * (len(shortlist) - len(scores))
+            row(reranker.name, reranked, list(scores) + tail, t_rerank, before + t_rerank)
+        if progress is not None:
+            progress(qi + 1, len(queries))
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def _fused(
+    spec, deep: int, ids: np.ndarray, d_rows, d_scores, b_rows, b_scores, documents: int | None
+) -> list[tuple[str, float]]:
+    """A hybrid's ranking: its two lists, each `deep` long (for document-level questions, as deep
+    as covering the documents takes), fused by RRF (ties: fused score, best component rank, chunk
+    id) or by weight (min-max normalised scores; ties: chunk id)."""
+    if documents is None:
+        d_rows, d_scores, b_rows, b_scores = (x[:deep] for x in (d_rows, d_scores, b_rows, b_scores))
+    if spec.dense_weight is None:
+        return fusion.rrf([ids[d_rows].tolist(), ids[b_rows].tolist()], k=spec.rrf_k)
+    lists = [(ids[d_rows].tolist(), list(map(float, d_scores))), (ids[b_rows].tolist(), list(map(float, b_scores)))]
+    return fusion.weighted(lists, [spec.dense_weight, 1 - spec.dense_weight])
 
 
 def reranked_rows(reranker: Reranker, query: str, texts: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

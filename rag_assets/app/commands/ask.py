@@ -26,15 +26,15 @@ from rag_assets.app.options import (
 
 
 def add(sub) -> None:
-    from rag_assets.answering.answerer import (
+    from rag_assets.catalog import (
         ANSWERERS,
         DEFAULT_ANSWERER,
         DEFAULT_RETRIEVER,
+        PACKAGED,
         RETRIEVERS,
         SERVING_STRATEGY,
+        STRATEGIES,
     )
-    from rag_assets.chunking.strategies import STRATEGIES
-    from rag_assets.retrieval.packaged import PACKAGED
 
     ask = sub.add_parser("ask", help="answer a question from the materialised index, with citations, or say NO ANSWER")
     ask.add_argument("question", type=question)
@@ -43,9 +43,13 @@ def add(sub) -> None:
     ask.add_argument(
         "--strategy",
         choices=list(STRATEGIES),
-        help=f"chunking strategy to answer from (default: the serving strategy, {SERVING_STRATEGY})",
+        help=f"chunking strategy to answer from (default: the one `rag-assets use` chose, else {SERVING_STRATEGY})",
     )
-    ask.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER, help=f"default: {DEFAULT_RETRIEVER}")
+    ask.add_argument(
+        "--retriever",
+        choices=RETRIEVERS,
+        help=f"default: the one `rag-assets use` chose for the data dir, else {DEFAULT_RETRIEVER}",
+    )
     ask.add_argument(
         "--threshold",
         type=threshold,
@@ -76,54 +80,45 @@ def add(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from rag_assets.answering.answerer import DEFAULT_ANSWERER, build_answerer
-    from rag_assets.app.serving import IndexNotReady, opened
+    from rag_assets.app.serving import IndexNotReady, answerer, local_generator, opened
+    from rag_assets.catalog import DEFAULT_ANSWERER
     from rag_assets.ingest.access import ALL_TENANTS
-    from rag_assets.retrieval import packaged
+    from rag_assets.retrieval import embedders
 
-    settings = settings_of(args, dataset_of(args))
-    if args.generator_url and args.retriever == "rerank-llm":
+    settings = settings_of(
+        args, dataset_of(args), served=True, threshold=args.threshold, retriever=args.retriever, experiment=""
+    )
+    if args.generator_url and settings.retriever == "rerank-llm":
         raise CommandError(
             "rerank-llm scores passages with a local generator's token probabilities: drop --generator-url"
         )
     # a generator named on the command line is there to answer, unless another answerer is asked for
-    answerer = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
-    embedder = packaged.embedder(settings.served_model)  # loads nothing yet
-    with refusing(IndexNotReady, ValueError), opened(settings, args.threshold) as served:
-        strategy = args.strategy or served.default_strategy()
+    chosen = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
+    embedder = embedders.packaged(settings.served_model)  # loads nothing yet
+    with refusing(IndexNotReady, ValueError), opened(settings) as served:
+        strategy = args.strategy or (settings.serving_strategy if settings.chosen else served.default_strategy())
         index, chunks = served.load(strategy, embedder.identity)
-    used = served.settings
-    uses_generator = answerer == "generate" or args.retriever == "rerank-llm"
+    uses_generator = chosen == "generate" or settings.retriever == "rerank-llm"
+    lm = checked_endpoint(settings) if uses_generator and settings.generator_url else local_generator(settings)
     with refusing(ValueError, FileNotFoundError):
-        asker = build_answerer(
+        asker = answerer(
+            settings,
             index,
             chunks,
             embedder,
-            generator(settings, used, endpoint=uses_generator),
-            answerer=answerer,
-            retriever=args.retriever,
-            budget=used.input_budget,
-            threshold=used.threshold,
-            tenant=ALL_TENANTS if args.all_tenants else args.tenant,
-            cross_encoder=used.cross_encoder,
-            llm_rerank_depth=used.llm_rerank_depth,
+            lm,
+            chosen,
+            settings.retriever,
+            ALL_TENANTS if args.all_tenants else args.tenant,
         )
         answer = asker.ask(args.question)
     if args.json:
         print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
     else:
         print_answer(answer)
+        if settings.chosen:
+            print(f"(configuration {settings.chosen}, chosen with `rag-assets use`)")
     return 0
-
-
-def generator(settings, used, endpoint: bool = True):
-    """The model that writes answers: the endpoint the settings name (checked to answer) when
-    it is used, else the local one (its weights load on first use, if ever)."""
-    if endpoint and settings.generator_url:
-        return checked_endpoint(settings, used.max_new_tokens)
-    from rag_assets.answering.generation import LocalLM
-
-    return LocalLM(used.generator, used.max_new_tokens, used.answer_prefix)
 
 
 def print_answer(a) -> None:

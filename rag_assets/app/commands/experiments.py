@@ -1,6 +1,7 @@
 """`rag-assets init` writes an experiment file of the arms this install can run; `rag-assets check`
-validates one before anything expensive runs and says what it will cost. `check` imports neither
-Dagster nor a model: it answers in about a second."""
+validates one before anything expensive runs, says what it will cost, and counts the chunks of each
+chunker over each embedder's window. `check` imports no Dagster and loads no model's weights (its
+tokenizer only)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import importlib.util
 import math
 from pathlib import Path
 
-from rag_assets.app.options import CommandError, add_data_dir, add_dataset, dataset_of, refusing
-from rag_assets.layout import DataDir
+from rag_assets.app.options import CommandError, add_data_dir, add_dataset, dataset_of, refusing, settings_of, writable
 
 # Texts a second each embedder kind encodes on this 2-core machine (bench/experiment.py measures
 # them): only for check's estimate, which says it is one.
@@ -33,6 +33,12 @@ def add(sub) -> None:
     add_data_dir(check, "the data dir a run will use: its cache and endpoint records (default: data/)")
     check.add_argument("--experiment", metavar="FILE", help="the file (default: the dataset's experiment.yaml)")
     check.set_defaults(func=check_command)
+    use = sub.add_parser("use", help="make an experiment's configuration the one `ask` and `serve` answer with")
+    use.add_argument("config", help="the configuration's id, as the leaderboard names it")
+    add_dataset(use)
+    add_data_dir(use, "the data dir `ask` and `serve` answer from (default: data/)")
+    use.add_argument("--experiment", metavar="FILE", help="the file (default: the dataset's experiment.yaml)")
+    use.set_defaults(func=use_command)
 
 
 def _installed(module: str) -> bool:
@@ -92,14 +98,19 @@ def init_command(args: argparse.Namespace) -> int:
 
 
 def check_command(args: argparse.Namespace) -> int:
+    import time
+
     from rag_assets.experiment import spec
 
+    started = time.perf_counter()
     dataset = dataset_of(args)
     path = spec.find(dataset.root, args.experiment)
     if path is None:
         raise CommandError(f"no experiment file: {dataset.root / spec.FILE_NAME} does not exist (`rag-assets init`)")
     with refusing(spec.ExperimentError):
         experiment = spec.load(path)
+    from rag_assets.layout import DataDir
+
     notes = _probe_endpoints(experiment, DataDir(args.data_dir).endpoint_records)
     print(f"{path}: {len(experiment.configurations)} configurations ({_searched(experiment)})")
     for axis in spec.AXES:
@@ -108,9 +119,38 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"  {line}")
     for config, why in experiment.skipped.items():
         print(f"  not run: {config}: {why}")
+    for line in _windows(experiment, dataset):
+        print(f"  {line}")
     for line in notes:
         print(f"  note: {line}")
-    print("ok: nothing was run")
+    print(f"ok: nothing was run ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+def use_command(args: argparse.Namespace) -> int:
+    from rag_assets.app import served_choice
+    from rag_assets.experiment import spec
+    from rag_assets.layout import DataDir
+
+    dataset = dataset_of(args)
+    path = spec.find(dataset.root, args.experiment)
+    if path is None:
+        raise CommandError(f"no experiment file: {dataset.root / spec.FILE_NAME} does not exist (`rag-assets init`)")
+    with refusing(spec.ExperimentError):
+        experiment = spec.load(path)
+    with refusing(KeyError, served_choice.NotServable, ValueError):
+        config = experiment.configuration(args.config)
+        settings = settings_of(args, dataset)
+        chosen = served_choice.choice(config, settings.models)
+    layout = DataDir(settings.data_dir)
+    writable(layout.root)
+    served_choice.write(layout, chosen, {"experiment": str(path), "config": config.id, "settings": config.settings()})
+    model = chosen.get("models", settings.models).split(",")[0]
+    print(
+        f"ask and serve on {layout.root} now answer with {config.id}: strategy {chosen['serving_strategy']}, model "
+        f"{model}, retriever {chosen['retriever']} ({layout.root / served_choice.FILE_NAME}). If it is not "
+        f"materialised yet: rag-assets run --data-dir {layout.root} --models {chosen.get('models', settings.models)}"
+    )
     return 0
 
 
@@ -124,66 +164,102 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
     """Each endpoint asked once, quickly, and its probe compared with the last run's record (never
     written here): CommandError naming its line when it cannot serve, or serves vectors of another
     length than at the last run."""
-    from rag_assets.experiment.arms import embedder_of, endpoint_of
-    from rag_assets.retrieval.remote import EndpointError, EndpointReranker
+    from rag_assets.retrieval import embedders
+    from rag_assets.retrieval.remote import Endpoint, EndpointError, EndpointReranker
 
     notes = []
     for arm in experiment.endpoints():
-        endpoint = endpoint_of(arm)
-        endpoint.retries, endpoint.timeout_s = 0, min(endpoint.timeout_s, 1.5)
+        endpoint = Endpoint(arm.spec, retries=0, timeout_s=min(arm.spec.timeout_s, 1.5))
         where = f"{experiment.path}:{arm.line}: {arm.axis[:-1]} {arm.name}"
         with refusing(EndpointError, hint=f" ({where})"):
             if arm.axis == "rerankers":
-                EndpointReranker(endpoint).score("probe", ["a passage", "another passage"])
-                continue
-            probed = embedder_of(arm, records, endpoint, keep_record=False)
-        if probed.recorded_dim not in (None, probed.dim):
+                probed = EndpointReranker(arm.spec, records, keep_record=False, endpoint=endpoint)
+            else:
+                probed = embedders.make(arm.spec, records, keep_record=False, endpoint=endpoint)
+        if arm.axis == "embedders" and probed.recorded_dim not in (None, probed.dim):
             raise CommandError(
                 f"{where}: {endpoint.label} now returns {probed.dim}-dimensional vectors, {probed.recorded_dim} at "
                 "the last run: another model behind the same name? `run` would embed everything anew with it"
             )
         if probed.moved:
             notes.append(
-                f"{endpoint.label}: {probed.moved} since the last run; its embeddings are stale and `run` "
+                f"{endpoint.label}: {probed.moved} since the last run; its results are stale and `run` "
                 "computes them anew"
             )
     return notes
 
 
+def _windows(experiment, dataset) -> list[str]:
+    """For each (chunker, embedder) of the configurations: how many chunks exceed the embedder's
+    window (the model reads only their start), counted with its own tokenizer on the documents as
+    they are now; an endpoint's window is unknown without a tokenizer."""
+    from rag_assets.experiment.arms import chunk_arm, counter_of
+    from rag_assets.ingest.corpus import MAX_BYTES
+    from rag_assets.ingest.snapshot import take
+    from rag_assets.retrieval import embedders
+
+    pairs = {
+        (c.chunker.name, c.embedder.name): (c.chunker, c.embedder) for c in experiment.configurations if c.embedder
+    }
+    if not pairs:
+        return []
+    documents = take(dataset.documents_dir, MAX_BYTES).table
+    out, models, chunked = ["chunks over each embedder's window (counted with its tokenizer):"], {}, {}
+    for chunker, embedder in pairs.values():
+        if embedder.kind == "url" and not embedder.spec.tokenizer:
+            out.append(f"  {chunker.name} x {embedder.name}: window unknown (its tokenizer is behind its endpoint)")
+            continue
+        if embedder.name not in models:
+            from rag_assets.retrieval.packaged import ModelMissing
+            from rag_assets.retrieval.remote import EndpointError, Tokenizer
+
+            local = embedder.kind != "url"
+            where = f" ({experiment.path}:{embedder.line}: embedder {embedder.name})"
+            with refusing(ModelMissing, EndpointError, OSError, ValueError, hint=where):
+                models[embedder.name] = embedders.make(embedder.spec) if local else Tokenizer(embedder.spec.tokenizer)
+        model = models[embedder.name]
+        unit = getattr(chunker.spec, "unit", "characters")
+        key = (chunker.name, embedder.name if unit == "tokens" else "")
+        if key not in chunked:
+            chunked[key] = chunk_arm(documents, chunker, counter_of(model)).indexed["text"].tolist()
+        texts = chunked[key]
+        if model.window is None:
+            out.append(f"  {chunker.name} x {embedder.name}: window unknown")
+            continue
+        over = int((model.count_tokens(texts) > model.window).sum())
+        out.append(f"  {chunker.name} x {embedder.name}: {over} of {len(texts)} over {model.window} tokens")
+    return out
+
+
 def _estimate(experiment, dataset) -> list[str]:
     """Rough sizes from the documents' bytes (a character each, about), said to be rough."""
-    from rag_assets.retrieval.remote import BATCH
-
     chars = sum(f.stat().st_size for f in dataset.documents_dir.rglob("*") if f.is_file())
     questions = _questions(dataset)
 
     def chunks(arm) -> int:
-        s = arm.settings
-        if arm.kind == "preset":
+        s = arm.spec
+        if s.kind == "preset":
             return math.ceil(chars / CHARS_PER_CHUNK["preset"])
-        if s.get("cut") == "sentences":
+        if getattr(s, "cut", None) == "sentences":
             return math.ceil(chars / CHARS_PER_CHUNK["sentences"])
-        unit = CHARS_PER_TOKEN if s.get("unit") == "tokens" else 1.0
-        overlap = s.get("overlap", 0)
-        overlap = overlap * s["size"] if isinstance(overlap, float) and overlap < 1 else overlap
-        return math.ceil(chars / max(1.0, (s["size"] - overlap) * unit))
+        unit = CHARS_PER_TOKEN if getattr(s, "unit", "characters") == "tokens" else 1.0
+        return math.ceil(chars / max(1.0, (s.size - s.absolute_overlap()) * unit))
 
     pairs = {
         (c.chunker.name, c.embedder.name): (c.chunker, c.embedder) for c in experiment.configurations if c.embedder
     }
     texts = sum(chunks(ch) for ch, _ in pairs.values())
     seconds = sum(
-        chunks(ch) / RATES.get(em.settings.get("packaged"), RATES.get(em.kind, 30)) for ch, em in pairs.values()
+        chunks(ch) / RATES.get(getattr(em.spec, "packaged", None), RATES.get(em.kind, 30)) for ch, em in pairs.values()
     )
     calls = 0
     for ch, em in pairs.values():
         if em.kind == "url":
-            calls += math.ceil(chunks(ch) / em.settings.get("batch_size", BATCH)) + questions
+            calls += math.ceil(chunks(ch) / em.spec.batch_size) + questions
     for c in experiment.configurations:
         seconds += CONFIG_OVERHEAD_S
         if c.reranker.kind != "none":
-            pairs_scored = questions * c.reranker.settings.get("depth", 25)
-            seconds += pairs_scored / RERANK_PAIRS_PER_S[c.reranker.kind]
+            seconds += questions * c.reranker.spec.depth / RERANK_PAIRS_PER_S[c.reranker.kind]
             calls += questions if c.reranker.kind == "url" else 0
     return [
         f"embeddings: at most about {texts:,} texts over {len(pairs)} (chunker, embedder) pairs; the cache "
@@ -191,16 +267,16 @@ def _estimate(experiment, dataset) -> list[str]:
         f"endpoint calls: about {calls:,}" + (" (none: every model is local)" if not experiment.endpoints() else ""),
         f"questions: about {questions} answerable phrasings per configuration",
         f"estimate: about {_minutes(seconds)} on this machine (rough: from the documents' size "
-        "and nominal rates; the cache makes reruns faster)",
+        "and nominal rates; the caches make reruns faster, and fresh configurations are not run again)",
     ]
 
 
 def _questions(dataset) -> int:
-    from rag_assets.ingest.ground_truth import Sample
+    from rag_assets.catalog import SAMPLE_ANSWERABLE
 
     path = dataset.questions_path
-    lines = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if path.is_file() else Sample.answerable
-    return min(lines, Sample.answerable)
+    lines = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if path.is_file() else SAMPLE_ANSWERABLE
+    return min(lines, SAMPLE_ANSWERABLE)
 
 
 def _minutes(seconds: float) -> str:

@@ -7,12 +7,10 @@ import argparse
 from pathlib import Path
 
 from rag_assets.app.options import CommandError, add_data_dir, refusing
-from rag_assets.layout import DataDir
 
 
 def add(sub) -> None:
-    from rag_assets.answering.answerer import RETRIEVERS
-    from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.catalog import RETRIEVERS, STRATEGIES
 
     exp = sub.add_parser("export", help="write materialised runs in formats other tools read")
     formats = exp.add_subparsers(dest="format", required=True)
@@ -20,6 +18,13 @@ def add(sub) -> None:
     add_data_dir(trec)
     trec.add_argument("--strategy", choices=list(STRATEGIES))
     trec.add_argument("--retriever", choices=RETRIEVERS)
+    trec.add_argument(
+        "--experiment",
+        action="store_true",
+        help="the experiment's configurations instead of the lab's runs: one run file each, named by "
+        "configuration, with the passages each returned per question",
+    )
+    trec.add_argument("--config", help="with --experiment: this configuration only")
     trec.add_argument("--out", required=True)
     trec.set_defaults(func=trec_files)
 
@@ -38,29 +43,67 @@ def _first_run(args) -> str:
 def trec_files(args: argparse.Namespace) -> int:
     """TREC run files and qrels from a materialised data dir."""
     from rag_assets.evaluation import trec
+    from rag_assets.layout import DataDir
 
     layout = DataDir(args.data_dir)
-    with refusing(FileNotFoundError, OSError, hint=_first_run(args)):
-        runs, truth = layout.read_table("retrieval_runs"), layout.read_table("ground_truth")
-        strategies = sorted(set(runs["strategy"]) if not args.strategy else {args.strategy})
-        chunk_sets = {s: layout.read_table("chunk_sets", s) for s in strategies}
-    runs = runs[runs["strategy"].isin(strategies)]
-    if args.retriever:
-        runs = runs[runs["retriever"] == args.retriever]
+    if args.experiment:
+        runs, holders, truth = _experiment_runs(layout, args)
+    else:
+        if args.config:
+            raise CommandError("--config names an experiment's configuration: give --experiment too")
+        with refusing(FileNotFoundError, OSError, hint=_first_run(args)):
+            runs, truth = layout.read_table("retrieval_runs"), layout.read_table("ground_truth")
+            strategies = sorted(set(runs["strategy"]) if not args.strategy else {args.strategy})
+            holders = trec.holders_of({s: layout.read_table("chunk_sets", s) for s in strategies}, truth)
+        runs = runs[runs["strategy"].isin(strategies)]
+        if args.retriever:
+            runs = runs[runs["retriever"] == args.retriever]
     if runs.empty:
         raise CommandError("no retrieval runs match: see the strategies and retrievers `retrieval_runs` holds")
     try:
-        written = trec.export(runs, chunk_sets, truth, Path(args.out))
+        written = trec.export(runs, holders, truth, Path(args.out))
     except OSError as exc:
         raise CommandError(f"cannot write the TREC files to {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))
     return 0
 
 
+def _experiment_runs(layout, args):
+    """(the experiment's runs as TREC rows: a configuration a strategy, each query's returned
+    passages, best first; each configuration's relevant passages per question; the ground truth)."""
+    import pandas as pd
+
+    folder = layout.assets / "experiment_runs"
+    found = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if args.strategy or args.retriever:
+        raise CommandError("--strategy and --retriever select the lab's runs: an experiment's are --config")
+    if args.config:
+        found = [f for f in found if f.stem == args.config]
+    if not found:
+        which = f"configuration {args.config!r}" if args.config else "configuration"
+        raise CommandError(
+            f"no {which} of an experiment is materialised in {layout.root}: `rag-assets run --experiment`"
+        )
+    with refusing(FileNotFoundError, OSError, hint=_first_run(args)):
+        truth = layout.read_table("ground_truth")
+        tables = [
+            pd.read_parquet(f, columns=["config", "query_id", "question_id", "chunk_ids", "relevant_ids"])
+            for f in found
+        ]
+    rows = pd.concat(tables, ignore_index=True)
+    runs = rows.rename(columns={"config": "strategy"}).assign(retriever="experiment")
+    holders = {
+        config: {q: set(ids) for q, ids in zip(group["question_id"], group["relevant_ids"])}
+        for config, group in rows.groupby("config")
+    }
+    return runs, holders, truth
+
+
 def drafted_questions(args: argparse.Namespace) -> int:
     """The drafted set in the native format, with origin, overlap and every filter's verdict."""
     from rag_assets.drafting.question_set import drafted_records
     from rag_assets.ingest.dataset import write_questions
+    from rag_assets.layout import DataDir
 
     layout = DataDir(args.data_dir)
     with refusing(FileNotFoundError, OSError, hint=_first_run(args)):

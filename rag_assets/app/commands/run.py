@@ -27,7 +27,6 @@ from rag_assets.app.options import (
     sweep_leftovers,
     writable,
 )
-from rag_assets.layout import DataDir
 from rag_assets.settings import Settings
 
 # Dagster's console logger prints a failed step with its whole traceback: `run` keeps it quiet
@@ -36,8 +35,7 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def add(sub) -> None:
-    from rag_assets.drafting.question_set import MODES
-    from rag_assets.ingest.ground_truth import Sample
+    from rag_assets.catalog import QUESTION_MODES, SAMPLE_ANSWERABLE
 
     run = sub.add_parser("run", help="materialise every asset and partition into a persistent Dagster instance")
     add_dataset(run, switch=True)
@@ -51,7 +49,7 @@ def add(sub) -> None:
     run.add_argument("--max-file-mb", type=megabytes, help="refuse documents larger than this (default: 50 MiB)")
     run.add_argument(
         "--questions",
-        choices=MODES,
+        choices=QUESTION_MODES,
         default="auto",
         help="the question set: written (questions.jsonl), drafted (from the documents by the generator), or "
         "auto (default: written when questions.jsonl has an answerable question, drafted otherwise)",
@@ -60,7 +58,7 @@ def add(sub) -> None:
         "--draft-questions",
         type=count,
         metavar="N",
-        help=f"needles a drafted set asks about (default: {Sample.answerable})",
+        help=f"needles a drafted set asks about (default: {SAMPLE_ANSWERABLE})",
     )
     add_generator(
         run,
@@ -101,12 +99,14 @@ def add(sub) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from rag_assets import locking
+    from rag_assets.layout import DataDir
 
     dataset = dataset_of(args)
     strategies = _strategies(args.strategies)
     settings = settings_of(
         args,
         dataset,
+        served=True,
         full_ground_truth=args.full_ground_truth,
         max_file_mb=args.max_file_mb,
         llm=not args.no_llm,
@@ -114,24 +114,23 @@ def command(args: argparse.Namespace) -> int:
         questions=args.questions,
         draft_questions=args.draft_questions,
         answerers=args.answerers,
-        experiment=args.experiment or None,
     )
     check_compute(settings)
     experiment = None
     if args.experiment is not None:
         from rag_assets.experiment import spec
 
-        if settings.experiment_file is None:
+        found = spec.find(Path(settings.dataset), args.experiment or None)
+        if found is None:
             raise CommandError(
                 f"no experiment file: {Path(settings.dataset) / spec.FILE_NAME} does not exist; write one with "
                 "`rag-assets init` or name one with --experiment FILE"
             )
-        with refusing(spec.ExperimentError):
-            experiment = spec.load(settings.experiment_file)
+        with refusing(spec.ExperimentError, ValueError):
+            experiment = spec.load(found)
+            settings = settings.replace(experiment=str(found))
     if settings.generator_url:  # an endpoint that cannot answer is refused before the run starts
-        from rag_assets.answering.generation import MAX_NEW_TOKENS
-
-        checked_endpoint(settings, MAX_NEW_TOKENS)
+        checked_endpoint(settings)
     data_dir = DataDir(settings.data_dir).root
     writable(data_dir)  # created here, once nothing else refuses
     try:
@@ -162,24 +161,26 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _strategies(value: str | None) -> list[str]:
-    from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.catalog import STRATEGIES
 
-    if not value:
+    if value is None:
         return list(STRATEGIES)
-    chosen = [s.strip() for s in value.split(",") if s.strip()]
+    chosen = list(dict.fromkeys(s.strip() for s in value.split(",") if s.strip()))
     unknown = [s for s in chosen if s not in STRATEGIES]
-    if unknown:
-        raise CommandError(f"unknown strategies {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}")
+    if unknown or not chosen:
+        given = ", ".join(unknown) or f"none in {value!r}"
+        raise CommandError(f"unknown strategies {given}; choose from {', '.join(STRATEGIES)}")
     return chosen
 
 
 def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], experiment=None) -> int:
     from rag_assets.app import dataset_record
-    from rag_assets.app.instance import fail_orphaned_runs, open_instance, run_tags, use_data_dir
-    from rag_assets.app.plan import experiment_steps, materialization_steps
+    from rag_assets.app.instance import fail_orphaned_runs, open_instance, use_data_dir
+    from rag_assets.app.plan import corpus_steps, materialization_steps
     from rag_assets.app.progress import RunReport
     from rag_assets.defs import build_definitions
     from rag_assets.defs.external_sources import record_source_versions
+    from rag_assets.layout import DataDir
 
     layout = DataDir(settings.data_dir)
     with refusing(ValueError):
@@ -193,9 +194,8 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
         from rag_assets.experiment.spec import ExperimentError
 
         with refusing(ExperimentError):
-            defs = build_definitions(settings)
-        steps = experiment_steps(defs, experiment) if experiment else materialization_steps(defs, strategies)
-        failed_configurations = []
+            defs = build_definitions(settings, experiment)
+        steps = corpus_steps(defs) if experiment else materialization_steps(defs, strategies)
         report = RunReport()
         started = time.perf_counter()
         print(f"rag-assets run: dataset {settings.dataset}\n  data dir {layout.root} (Dagster home {home})")
@@ -205,38 +205,22 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
         sweep_leftovers(layout.root)
         changed = record_source_versions(instance, defs)
         print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
-        tags = run_tags()
-        for i, step in enumerate(steps, start=1):
-            names = ", ".join(k.to_user_string() for k in step.keys)
-            print(f"[{i}/{len(steps)}] {step.label}: {names} ...", flush=True)
-            t0 = time.perf_counter()
-            result = defs.resolve_job_def(step.job).execute_in_process(
-                instance=instance,
-                asset_selection=list(step.keys),
-                partition_key=step.partition_key,
-                run_config=None if args.verbose else QUIET_LOGS,
-                raise_on_error=False,
-                tags=tags,
-            )
-            for line in report.add(result):
-                print(f"      {line}")
-            if not args.verbose:
-                for line in report.warnings_of(instance, result.run_id):
-                    print(f"      warning: {line}", file=sys.stderr)
-            status = "ok" if result.success else "FAILED"
-            print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
-            if not result.success:
-                print(report.failure(result), file=sys.stderr)
-                if step.job != "experiment_configs":
-                    return 1
-                failed_configurations.append(step.partition_key)  # it fails alone; the others go on
+        runner = _Steps(defs, instance, report, args.verbose)
+        for step in steps:
+            if not runner.execute(step, len(steps)):
+                return 1
+        if experiment:
+            steps = _experiment_plan(defs, instance, experiment)
+            runner.done = 0
+            for step in steps:
+                runner.execute(step, len(steps))
     print(report.summary(time.perf_counter() - started))
     if experiment:
         print(f"leaderboard: {layout.reports / 'experiment_leaderboard.md'}")
-        if failed_configurations:
+        if runner.failed:
             print(
-                f"{len(failed_configurations)} configurations failed, nothing recorded for them: "
-                f"{', '.join(failed_configurations)}; fix the cause and run again (what was embedded is cached)",
+                f"{len(runner.failed)} configurations failed, nothing recorded for them and their earlier results not "
+                f"ranked: {', '.join(runner.failed)}; fix the cause and run again (what was embedded is cached)",
                 file=sys.stderr,
             )
             return 1
@@ -244,7 +228,69 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
     return 0 if report.checks_passed else 1
 
 
-def _print_question_origin(layout: DataDir) -> None:
+class _Steps:
+    """Runs the plan's steps one at a time, a line each, and keeps what failed."""
+
+    def __init__(self, defs, instance, report, verbose: bool):
+        from rag_assets.app.instance import run_tags
+
+        self.defs, self.instance, self.report, self.verbose = defs, instance, report, verbose
+        self.tags, self.done, self.failed = run_tags(), 0, []
+
+    def execute(self, step, total: int) -> bool:
+        """Whether the step succeeded (a step that fails alone is recorded, and the plan goes on)."""
+        self.done += 1
+        names = ", ".join(k.to_user_string() for k in step.keys)
+        print(f"[{self.done}/{total}] {step.label}: {names} ...", flush=True)
+        t0 = time.perf_counter()
+        result = self.defs.resolve_job_def(step.job).execute_in_process(
+            instance=self.instance,
+            asset_selection=list(step.keys),
+            partition_key=step.partition_key,
+            run_config=None if self.verbose else QUIET_LOGS,
+            raise_on_error=False,
+            tags=self.tags,
+        )
+        for line in self.report.add(result):
+            print(f"      {line}")
+        if not self.verbose:
+            for line in self.report.warnings_of(self.instance, result.run_id):
+                print(f"      warning: {line}", file=sys.stderr)
+        status = "ok" if result.success else "FAILED"
+        print(f"      {status} in {time.perf_counter() - t0:.1f}s (run {result.run_id[:8]})", flush=True)
+        if not result.success:
+            print(self.report.failure(result), file=sys.stderr)
+            if step.fails_alone:
+                self.failed.append(step.partition_key)
+                return True
+        return result.success
+
+
+def _experiment_plan(defs, instance, experiment) -> list:
+    """The experiment's steps: its configurations' fingerprints recorded (its endpoints probed),
+    then only the configurations that are stale, missing, or failed at their last attempt, and the
+    leaderboard."""
+    from rag_assets.app.plan import experiment_steps
+    from rag_assets.app.serving import stale_resolver
+    from rag_assets.defs.experiment import sources
+
+    changed = sources.record_versions(instance, experiment, defs.resources, log=lambda line: print(f"  {line}"))
+    if changed:
+        print(f"new configuration versions: {', '.join(changed)}")
+    resolver, state = stale_resolver(defs, instance), sources.results(instance, experiment)
+    chosen, fresh = [], []
+    for c in experiment.configurations:
+        status = resolver.get_status(sources.RUNS, c.id).value
+        (fresh if status == "FRESH" and not state[c.id]["failed_run"] else chosen).append(c.id)
+    if fresh:
+        print(
+            f"{len(fresh)} of {len(experiment.configurations)} configurations are fresh (nothing they read changed "
+            f"since their last run) and are not run again: {', '.join(fresh[:5])}" + (", ..." if len(fresh) > 5 else "")
+        )
+    return experiment_steps(experiment, chosen)
+
+
+def _print_question_origin(layout) -> None:
     """Last words of a run: whether its figures come from written or drafted questions."""
     from rag_assets.ingest.ground_truth import drafted_warning, origin_label
 

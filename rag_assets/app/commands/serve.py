@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_assets import environment
 from rag_assets.app.options import (
     add_data_dir,
     add_dataset,
@@ -25,14 +26,13 @@ from rag_assets.app.options import (
     refusing,
     settings_of,
 )
-from rag_assets.layout import DataDir
 from rag_assets.settings import Settings
 
-WORKER_FILE = "RAG_ASSETS_SERVE_FILE"  # the path (only) of the file `serve --workers N` hands each worker
+WORKER_FILE = environment.SERVE_FILE  # the path (only) of the file `serve --workers N` hands each worker
 
 
 def add(sub) -> None:
-    from rag_assets.chunking.strategies import STRATEGIES
+    from rag_assets.catalog import STRATEGIES
 
     serve = sub.add_parser("serve", help="answer over HTTP (POST /v1/ask) for callers known by their API key")
     add_dataset(serve)
@@ -88,10 +88,11 @@ class Serving:
 def command(args: argparse.Namespace) -> int:
     """Answers until interrupted. With `--workers N`, uvicorn runs N processes on the one port,
     each loading its own models and index from the file this process hands them."""
-    from rag_assets.answering.answerer import answerer_names
     from rag_assets.app.keys import KeyRing, KeysFileError
+    from rag_assets.catalog import answerer_names
+    from rag_assets.layout import DataDir
 
-    settings = settings_of(args, dataset_of(args))
+    settings = settings_of(args, dataset_of(args), served=True, experiment="")
     keys = Path(args.keys) if args.keys else DataDir(settings.data_dir).root / "keys.json"
     with refusing(KeysFileError, ValueError):  # refused here, in one line, rather than in every worker
         KeyRing.load(keys)
@@ -108,7 +109,7 @@ def command(args: argparse.Namespace) -> int:
         handed.touch(mode=0o600)
         values = dataclasses.asdict(serving)  # with the instance's URL: a file only this user reads
         handed.write_text(json.dumps(values))
-        os.environ[WORKER_FILE] = str(handed)  # inherited by the workers uvicorn starts: a path, no secret
+        environment.put(WORKER_FILE, str(handed))  # inherited by the workers uvicorn starts: a path, no secret
         uvicorn.run(
             "rag_assets.app.commands.serve:worker_app",
             factory=True,
@@ -125,7 +126,7 @@ _SERVED = contextlib.ExitStack()  # a worker's instance, open for as long as it 
 
 def worker_app():
     """The app of one `serve --workers N` worker, from the file its supervisor handed it."""
-    values = json.loads(Path(os.environ[WORKER_FILE]).read_text())
+    values = json.loads(Path(environment.value(WORKER_FILE)).read_text())
     return app(Serving(**{**values, "settings": Settings(**values["settings"])}))
 
 
@@ -135,11 +136,10 @@ def app(serving: Serving):
     import logging.handlers
     import queue
 
-    from rag_assets.answering.generation import LocalLM
     from rag_assets.app.keys import KeyRing
     from rag_assets.app.service import Service, ServiceSettings, build_app
-    from rag_assets.app.serving import IndexNotReady, opened
-    from rag_assets.retrieval import packaged
+    from rag_assets.app.serving import IndexNotReady, local_generator, opened
+    from rag_assets.retrieval import embedders
 
     lines: queue.SimpleQueue = queue.SimpleQueue()  # log lines written by a thread of their own, off the event loop
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[logging.handlers.QueueHandler(lines)])
@@ -149,10 +149,9 @@ def app(serving: Serving):
     keys = KeyRing.load(Path(serving.keys))
     with refusing(IndexNotReady, ValueError):
         served = _SERVED.enter_context(opened(serving.settings))
-    embedder = packaged.embedder(serving.settings.served_model)
+    embedder = embedders.packaged(serving.settings.served_model)
     embedder.encode(["warm-up"])
-    used = served.settings
-    lm = LocalLM(used.generator, used.max_new_tokens, used.answer_prefix)
+    lm = local_generator(serving.settings)
     if "generate" in serving.answerers:
         import torch
 
@@ -164,12 +163,15 @@ def app(serving: Serving):
         serving.generating, serving.queue, serving.timeout, serving.check_every, log_text=serving.log_text
     )
     service = Service(served, embedder, lm, limits, serving.answerers)
-    service.default_strategy = serving.strategy or served.default_strategy()
+    settings = serving.settings
+    service.default_strategy = serving.strategy or (
+        settings.serving_strategy if settings.chosen else served.default_strategy()
+    )
     service.refresh(service.default_strategy)
     for problem in service.problems.get(service.default_strategy, []):
         print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
     print(
-        f"rag-assets serve (pid {os.getpid()}): {used.layout.root}, strategy {service.default_strategy}, answerers "
+        f"rag-assets serve (pid {os.getpid()}): {served.layout.root}, strategy {service.default_strategy}, answerers "
         f"{', '.join(serving.answerers)}, {len(keys.entries)} keys; "
         f"http://{serving.host}:{serving.port}/v1/ask (OpenAPI at /docs)",
         flush=True,

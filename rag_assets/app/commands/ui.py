@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from rag_assets import environment
 from rag_assets.app.options import (
     add_compute,
     add_data_dir,
@@ -24,9 +25,7 @@ from rag_assets.app.options import (
     sweep_leftovers,
     writable,
 )
-from rag_assets.ingest.dataset import PROJECT_ROOT
-from rag_assets.layout import DataDir
-from rag_assets.settings import FILE_VARIABLE
+from rag_assets.catalog import PROJECT_ROOT
 
 SETTINGS_FILE = "rag-assets-settings.json"  # in the Dagster home: what the code server builds from
 
@@ -56,9 +55,15 @@ def command(args: argparse.Namespace) -> int:
         open_instance,
         use_data_dir,
     )
+    from rag_assets.experiment import spec
+    from rag_assets.layout import DataDir
 
     dataset = dataset_of(args)
-    settings = settings_of(args, dataset)
+    found = spec.find(dataset.root)  # the dataset's experiment.yaml, shown beside the lab when there is one
+    settings = settings_of(args, dataset, served=True, experiment=str(found) if found else "")
+    if found:
+        with refusing(spec.ExperimentError):
+            spec.load(found)
     check_compute(settings)
     writable(settings.data_dir)
     with refusing(ValueError):
@@ -78,13 +83,12 @@ def command(args: argparse.Namespace) -> int:
     child = subprocess.Popen(
         [str(venv / "dg"), "dev", "--port", str(args.port)],
         cwd=PROJECT_ROOT,
-        env={
-            **os.environ,
-            "VIRTUAL_ENV": str(venv.parent),  # dg then knows its venv is the active one
-            "DAGSTER_HOME": str(home),
-            FILE_VARIABLE: str(handed),
+        env=environment.for_child(
+            VIRTUAL_ENV=str(venv.parent),  # dg then knows its venv is the active one
+            DAGSTER_HOME=str(home),
+            **{environment.SETTINGS_FILE: str(handed)},
             **({POSTGRES_ENV: settings.postgres} if settings.postgres else {}),
-        },
+        ),
         start_new_session=True,
         preexec_fn=_default_signals,
     )
