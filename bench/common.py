@@ -32,6 +32,14 @@ def answerable_questions(data_dir) -> list[str]:
     return truth[truth["kind"] == "answerable"].drop_duplicates("question_id")["query"].tolist()
 
 
+def every_phrasing(data_dir) -> list[str]:
+    """Every phrasing of every question of a materialised data dir's ground truth, each once, the
+    answerable ones first (what a cold load asks: strings the server has never seen)."""
+    truth = DataDir(Path(data_dir)).read_table("ground_truth")
+    ordered = truth.assign(later=truth["kind"] != "answerable").sort_values(["later", "query_id"], kind="stable")
+    return list(dict.fromkeys(ordered["query"].tolist()))
+
+
 def served_index(data_dir, strategy: str):
     """(the strategy's index as `ask` opens it, its chunks with titles, the query model) from a
     materialised data dir, without the instance's freshness checks."""

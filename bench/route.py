@@ -5,13 +5,18 @@
 
 `ask`: from the command's function on (argument parsing excluded), a profiler records the files of
 `rag_assets/app/` and `rag_assets/defs/` whose functions are called, in order, runs of calls in one
-file collapsed. `configuration`: `rag-assets run --experiment` runs (its corpus steps first), and
-the profiler records every file of `rag_assets/` entered while the `experiment_runs` asset measures
-one configuration (the first, or `--config`), from the asset's function to its return.
+file collapsed; printed: how many files the route enters, how many times it comes back to a file it
+had left, the lines of each file entered, and the route itself.
 
-Each prints how many files the route enters, how many times it comes back to a file it had left,
-the lines of each file entered, and the route itself. Run it with PYTHONPATH pointing at another
-checkout to compare two versions of the code on the same data.
+`configuration`: `rag-assets run --experiment` runs (its corpus steps first), and the profiler
+records every call from one file of `rag_assets/` to another while the `experiment_runs` asset
+measures one configuration (the first, or `--config`), from the asset's function to its return;
+printed: the files it enters with their lines, and the distinct calls between them, each marked
+where it climbs up the layers (a floor below calling one above: Dagster layer > experiment >
+evaluation > answering > retrieval > chunking > ingest > the top-level modules).
+
+Run it with PYTHONPATH pointing at another checkout to compare two versions of the code on the same
+data (a configuration needs a fresh data dir each time: a fresh configuration is not run again).
 """
 
 import argparse
@@ -62,12 +67,23 @@ def ask(data_dir: str) -> None:
     summary(route, root)
 
 
+FLOORS = ("", "ingest", "chunking", "retrieval", "answering", "evaluation", "drafting", "experiment", "defs", "app")
+
+
+def floor(file: str) -> int:
+    top = file.split("/")[0] if "/" in file else ""
+    return FLOORS.index(top) if top in FLOORS else 0
+
+
 def configuration(dataset: str, data_dir: str, experiment: str, config: str | None) -> None:
+    import collections
     import threading
 
     from rag_assets.app import cli
 
-    root, route, depth = package_root(), [], [0]
+    root, depth = package_root(), [0]
+    files: set[str] = set()
+    edges: collections.Counter = collections.Counter()
     wanted = config
 
     def record(frame, event, arg):
@@ -77,15 +93,15 @@ def configuration(dataset: str, data_dir: str, experiment: str, config: str | No
                 partition = frame.f_locals.get("context").partition_key if "context" in frame.f_locals else None
                 if wanted is None or partition == wanted:
                     depth[0] = 1
-                    route.append(code.co_filename[len(root) :])
+                    files.add(code.co_filename[len(root) :])
             return
         if event == "call":
             depth[0] += 1
-            name = code.co_filename
-            if name.startswith(root) and code.co_name != "<module>":
-                file = name[len(root) :]
-                if route[-1] != file:
-                    route.append(file)
+            callee, caller = code.co_filename, frame.f_back.f_code.co_filename if frame.f_back else ""
+            if callee.startswith(root) and code.co_name != "<module>":
+                files.add(callee[len(root) :])
+                if caller.startswith(root) and caller != callee:
+                    edges[(caller[len(root) :], callee[len(root) :])] += 1
         elif event == "return":
             depth[0] -= 1
             if depth[0] == 0:  # the asset returned: only this configuration is traced
@@ -100,7 +116,16 @@ def configuration(dataset: str, data_dir: str, experiment: str, config: str | No
     sys.setprofile(None)
     threading.setprofile(None)
     print(f"run --experiment exit {code}")
-    summary(route, root)
+    lines = {f: sum(1 for _ in open(root + f, encoding="utf-8")) for f in sorted(files)}
+    climbs = {e: n for e, n in edges.items() if floor(e[1]) > floor(e[0])}
+    print(
+        f"files entered: {len(files)}; lines in them: {sum(lines.values())}; distinct calls between files: "
+        f"{len(edges)}, of which climb up a floor: {len(climbs)}"
+    )
+    for f, n in lines.items():
+        print(f"  {n:5d}  {f}")
+    for (a, b), n in sorted(edges.items()):
+        print(f"  {'UP ' if (a, b) in climbs else '   '}{a} -> {b} ({n} calls)")
 
 
 def main() -> None:

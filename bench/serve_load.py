@@ -1,6 +1,6 @@
 """`rag-assets serve` under load: K concurrent clients on loopback, each answerer, then a soak.
 
-    python bench/serve_load.py --data-dir data [--seconds 20] [--clients 1,4,16,64] [--soak 600]
+    python bench/serve_load.py --data-dir data [--seconds 20] [--clients 1,4,16,64] [--soak 600] [--cold]
 
 `--data-dir`: a data dir where `rag-assets run` materialised the bundled corpus. The script makes
 a keys file with one tenant key, starts `rag-assets serve` (`--workers` processes, default 2; per
@@ -11,6 +11,9 @@ second, p50/p95/p99 latency of the 200s, counts of 429, 5xx and other errors, an
 resident memory (VmHWM, summed over its processes). With `--soak S`, the extractive answerer at
 K = 16 for S seconds, the server's resident memory sampled every 10 s: first, last and largest.
 The clients share the machine with the server (2 cores here): latencies include that contention.
+With `--cold`, each cell first asks questions the server has not been asked (every phrasing of the
+ground truth's questions, each at most once in the whole run, so no cache of any kind has seen it;
+a cell ends early when they run out, and says how many it asked), then the warm cell as above.
 """
 
 import argparse
@@ -32,7 +35,7 @@ import numpy as np
 from rag_assets.app.keys import add_key
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import answerable_questions  # noqa: E402
+from common import answerable_questions, every_phrasing  # noqa: E402
 
 
 def _free_port() -> int:
@@ -59,9 +62,10 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-async def _load(base: str, key: str, answerer: str, clients: int, seconds: float, questions: list[str]) -> dict:
+async def _load(base: str, key: str, answerer: str, clients: int, seconds: float, questions, fresh=None) -> dict:
     """K clients, each with a keep-alive connection of its own (aiohttp: a fraction of httpx's CPU
-    per request, which matters when the clients share the server's two cores)."""
+    per request, which matters when the clients share the server's two cores). `fresh`: an
+    iterator of questions never asked, each taken once (the cell ends when it runs out)."""
     latencies, codes = [], []
     deadline = time.monotonic() + seconds
     headers = {"Authorization": f"Bearer {key}"}
@@ -71,8 +75,11 @@ async def _load(base: str, key: str, answerer: str, clients: int, seconds: float
         connector = aiohttp.TCPConnector(limit=1)
         async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as http:
             while time.monotonic() < deadline:
+                question = next(fresh, None) if fresh is not None else questions[n % len(questions)]
+                if question is None:
+                    return
                 t0 = time.perf_counter()
-                body = {"question": questions[n % len(questions)], "answerer": answerer}
+                body = {"question": question, "answerer": answerer}
                 try:
                     async with http.post(f"{base}/v1/ask", json=body, headers=headers) as r:
                         await r.read()
@@ -99,6 +106,7 @@ async def _load(base: str, key: str, answerer: str, clients: int, seconds: float
         "429": int((codes_arr == 429).sum()),
         "5xx": int((codes_arr >= 500).sum()),
         "other": int(((codes_arr != 200) & (codes_arr != 429) & (codes_arr < 500)).sum()),
+        "asked": len(codes),
     }
 
 
@@ -110,9 +118,11 @@ def main() -> None:
     p.add_argument("--answerers", default="extractive,generate")
     p.add_argument("--soak", type=float, default=0)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--cold", action="store_true", help="also each cell with questions never asked before")
     args = p.parse_args()
     warnings.simplefilter("ignore")
     questions = answerable_questions(args.data_dir)
+    unseen = iter(every_phrasing(args.data_dir)) if args.cold else None
     with tempfile.TemporaryDirectory() as tmp:
         key = add_key(Path(tmp) / "keys.json", "bench", "bench-tenant", False)
         port = _free_port()
@@ -136,16 +146,22 @@ def main() -> None:
             else:
                 raise SystemExit("rag-assets serve did not become ready")
             print(f"server ready, {_memory(server.pid, 'VmRSS'):.0f} MB resident; {len(questions)} questions")
-            print("| answerer | K | answered/s | p50 ms | p95 ms | p99 ms | 429 | 5xx | other errors | peak RSS MB |")
-            print("|---|---|---|---|---|---|---|---|---|---|")
+            print(
+                "| answerer | K | questions | asked | answered/s | p50 ms | p95 ms | p99 ms | 429 | 5xx | other "
+                "| peak RSS MB |"
+            )
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             for answerer in args.answerers.split(","):
                 for k in [int(c) for c in args.clients.split(",")]:
-                    r = asyncio.run(_load(base, key, answerer, k, args.seconds, questions))
-                    print(
-                        f"| {answerer} | {k} | {r['rps']:.1f} | {r['p50']:.0f} | {r['p95']:.0f} | {r['p99']:.0f} | "
-                        f"{r['429']} | {r['5xx']} | {r['other']} | {_memory(server.pid, 'VmHWM'):.0f} |",
-                        flush=True,
-                    )
+                    for kind in (["cold"] if unseen is not None else []) + ["warm"]:
+                        fresh = unseen if kind == "cold" else None
+                        r = asyncio.run(_load(base, key, answerer, k, args.seconds, questions, fresh))
+                        print(
+                            f"| {answerer} | {k} | {kind} | {r['asked']} | {r['rps']:.1f} | {r['p50']:.0f} | "
+                            f"{r['p95']:.0f} | {r['p99']:.0f} | {r['429']} | {r['5xx']} | {r['other']} | "
+                            f"{_memory(server.pid, 'VmHWM'):.0f} |",
+                            flush=True,
+                        )
             if args.soak:
                 samples = []
 

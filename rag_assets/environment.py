@@ -60,3 +60,8 @@ def set_default(name: str, default: str) -> str:
 def put(name: str, value: str) -> None:
     """Set `name` for this process and the processes it starts."""
     os.environ[name] = value
+
+
+def drop(name: str) -> None:
+    """Unset `name` here, so that no process this one starts inherits it (a password)."""
+    os.environ.pop(name, None)

@@ -60,6 +60,7 @@ class Settings:
     generator: str = ""  # a .gguf file or model folder; empty: the packaged generator
     generator_url: str = ""
     generator_model: str = ""
+    generator_timeout_s: float = 120.0  # a reply of --generator-url read whole within this, or not at all
     answerers: str | None = None  # what generation_eval compares; None: its default
     # an experiment file, named or found by the command that runs one (`run --experiment`, `ui`,
     # `check`); empty: none. `ask` and `serve` never set it: an experiment keeps to itself.
@@ -99,6 +100,8 @@ class Settings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 yield f"{name} is a whole number of at least 1, got {value!r}"
+        if not (isinstance(self.generator_timeout_s, int | float) and 0.1 <= self.generator_timeout_s <= 3600):
+            yield f"the generator's timeout is from 0.1 to 3600 seconds, got {self.generator_timeout_s!r}"
         if self.max_file_mb is not None and not (math.isfinite(self.max_file_mb) and self.max_file_mb > 0):
             yield f"a size in MiB is a positive finite number, got {self.max_file_mb!r}"
         if self.threshold is not None and not (

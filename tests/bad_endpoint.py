@@ -7,6 +7,12 @@ failure counts: `python tests/bad_endpoint.py PORT` (loopback only).
 - garbage: a 200 whose body is not JSON;
 - flaky: 503 on a prompt's first request, a real answer on its retry.
 
+Hostile ones, for the bounds of the clients: `drip` answers a byte every DRIP_S seconds, for ever
+(no total deadline: no end); `huge` answers MiB of padding (its size in MiB after the name, `huge10`);
+`choices5`, `list5` and `message5` are chat replies of the wrong shape; for embeddings `strvec`,
+`strindex` and `usage5` are answers of the wrong shape, and for /rerank `strscore`. Its /models list
+is an HTML page when the seed is `html`, and `{"data": 5}` when it is `data5`.
+
 `GET /count` answers how many requests it was sent besides (`{"requests": N}`): what a test that
 expects none reads.
 
@@ -26,7 +32,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 5
-MODELS = ("slow", "empty", "cut", "garbage", "flaky")
+DRIP_S = 0.5
+MODELS = ("slow", "empty", "cut", "garbage", "flaky", "drip", "huge", "choices5", "list5", "message5")
 seen: set[str] = set()
 SEED, DIM = "0", 8
 received = [0]  # requests other than GET /count
@@ -51,10 +58,41 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _drip(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "100000000")
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(DRIP_S)
+        except OSError:  # the client gave up
+            pass
+
+    def _huge(self, mebibytes: int, head: bytes) -> None:
+        """`head` then padding, for `mebibytes` MiB, written a piece at a time (never held whole)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(head) + mebibytes * 2**20 + 2))
+        self.end_headers()
+        try:
+            self.wfile.write(head)
+            for _ in range(mebibytes * 16):
+                self.wfile.write(b" " * 65536)
+            self.wfile.write(b"]}")
+        except OSError:  # the client gave up
+            pass
+
     def do_GET(self):
         if self.path.endswith("/count"):
             return self._send(200, json.dumps({"requests": received[0]}).encode())
         received[0] += 1
+        if SEED == "html":
+            return self._send(200, b"<html><body>It works!</body></html>", "text/html")
+        if SEED == "data5":
+            return self._send(200, b'{"data": 5}')
         models = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "tests"} for m in MODELS]}
         self._send(200, json.dumps(models).encode())
 
@@ -66,6 +104,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.endswith("/rerank"):
             return self.rerank(request)
         model, prompt = request["model"], request["messages"][-1]["content"]
+        shapes = {"choices5": {"choices": 5}, "list5": [5], "message5": {"choices": [{"message": 5}]}}
+        if model in shapes:
+            return self._send(200, json.dumps(shapes[model]).encode())
+        if model == "drip":
+            return self._drip()
+        if model.startswith("huge"):
+            return self._huge(int(model[4:] or 1), b'{"choices": [{"message": {"content": "')
         if model == "slow":
             time.sleep(SLOW_S)
             self._send(200, json.dumps(completion("late", "stop", 1)).encode())
@@ -84,25 +129,40 @@ class Handler(BaseHTTPRequestHandler):
     def embeddings(self, request):
         model, texts = request["model"], request["input"]
         failures = {"unauthorized": (401, "invalid key"), "ratelimited": (429, "slow down"), "broken": (500, "oops")}
+        if model == "echokey":  # a server that quotes the key it was sent in its error
+            quoted = f"bad key: {self.headers.get('Authorization')} api_key=sk-{'x' * 20}"
+            return self._send(400, json.dumps({"error": {"message": quoted}}).encode())
         if model in failures:
             status, message = failures[model]
             return self._send(status, json.dumps({"error": {"message": message}}).encode())
         if model == "slow":
             time.sleep(SLOW_S)
+        if model == "drip":
+            return self._drip()
+        if model.startswith("huge"):
+            return self._huge(int(model[4:] or 1), b'{"data": [')
         vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{SEED}/{t}".encode()).digest()[:DIM]] for t in texts]
         if model == "short":
             vectors = vectors[:-1]
         if model == "nan":
             vectors[0][0] = float("nan")
         data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        if model == "strvec":
+            data = [{**d, "embedding": [str(x) for x in d["embedding"]]} for d in data]
+        if model == "strindex":
+            data = [{**d, "index": str(d["index"])} for d in data]
         counted = sum(len(t) for t in texts) if model == "characters" else 3 * len(texts)
         body = {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": counted}}
+        if model == "usage5":
+            body["usage"] = 5
         self._send(200, json.dumps(body).encode())
 
     def rerank(self, request):
         query, documents = request["query"], request["documents"]
         scores = [hashlib.sha256(f"{SEED}/{query}/{d}".encode()).digest()[0] / 255 for d in documents]
         results = [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]
+        if request.get("model") == "strscore":
+            results = [{**r, "relevance_score": str(r["relevance_score"])} for r in results]
         self._send(200, json.dumps({"results": results, "usage": {"total_tokens": 4 * len(documents)}}).encode())
 
     def log_message(self, *args):

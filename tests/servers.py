@@ -265,11 +265,11 @@ def _wait_http(url: str, process: subprocess.Popen, seconds: float, what: str) -
 
 
 @contextmanager
-def running_process(command: list[str], ready_url: str, what: str, seconds: float = 180, env=None):
-    """`command` in its own process group, yielded once `ready_url` answers 200; the group stopped after."""
-    process = subprocess.Popen(
-        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env
-    )
+def running_process(command: list[str], ready_url: str, what: str, seconds: float = 180, env=None, log=None):
+    """`command` in its own process group, yielded once `ready_url` answers 200; the group stopped
+    after. `log`: a file its stdout and stderr go to (default: nowhere)."""
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (closed below, after the process)
+    process = subprocess.Popen(command, start_new_session=True, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_http(ready_url, process, seconds, what)
         yield process
@@ -281,6 +281,8 @@ def running_process(command: list[str], ready_url: str, what: str, seconds: floa
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        if log:
+            out.close()
 
 
 @contextmanager

@@ -65,6 +65,12 @@ def bad():
         ("cut", "reply cut at the server's context window", {"reply cut at the server's context window": 1}),
         ("garbage", "reply not text", {"reply not text": 1}),
         ("flaky", None, {"retries": 1}),
+        # hostile: no total deadline, a megabyte, the wrong shapes
+        ("drip", "timeout", {"timeout": 1, "retries": 1}),
+        ("huge", "reply over 262,144 bytes", {"reply over 262,144 bytes": 1}),
+        ("choices5", "reply not a chat completion", {"reply not a chat completion": 1}),
+        ("list5", "reply not a chat completion", {"reply not a chat completion": 1}),
+        ("message5", "reply not a chat completion", {"reply not a chat completion": 1}),
     ],
 )
 def test_what_goes_wrong_with_an_endpoint_is_counted_never_answered(bad, model, failure, counts):
@@ -87,3 +93,19 @@ def test_failed_replies_reach_the_scores_as_failures_not_as_wrong_answers(bad, p
     summary = scoring.summary(scoring.score_answers(pd.DataFrame(rows))).set_index(["metric", "group"])
     assert summary.loc[("no answer came back (failure)", "all"), ["count", "n"]].tolist() == [2, 2]
     assert summary.loc[("em", "answerable (scored)"), "n"] == 0 and dict(empty.failures) == {"empty reply": 2}
+
+
+@pytest.mark.parametrize("seed", ["html", "data5"])
+def test_a_model_list_of_the_wrong_shape_is_refused_in_one_line(seed):
+    with misbehaving_endpoint(seed=seed) as base:
+        with pytest.raises(EndpointUnavailable, match="does not answer an OpenAI-compatible model list"):
+            EndpointLM(base, "flaky").check()
+
+
+def test_a_dripping_server_is_cut_off_at_the_deadline_whatever_the_read_timeout(bad):
+    import time
+
+    endpoint = EndpointLM(bad, "drip", timeout_s=2, retries=0)
+    t0 = time.perf_counter()
+    reply = endpoint.generate("Which way should the inlet valve face?")
+    assert reply.failure == "timeout" and time.perf_counter() - t0 < 6  # a byte every 0.5 s would go on for ever

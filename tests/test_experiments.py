@@ -174,6 +174,12 @@ def _check(path: Path, dataset: Path, data_dir: Path) -> subprocess.CompletedPro
         ("slow", "answer within"),
         ("short", "4 vectors for 5 texts"),
         ("nan", "NaN"),
+        # hostile: a byte at a time, megabytes, the wrong shapes
+        ("drip", "answer within"),
+        ("huge10", "answered more than"),
+        ("strvec", "valid number"),
+        ("strindex", "valid integer"),
+        ("usage5", "usage"),
     ],
 )
 def test_check_names_an_endpoint_that_misbehaves(tmp_path, tiny_dataset, bad_base, model, why):
@@ -417,3 +423,32 @@ def test_an_endpoint_that_counts_characters_is_counted_here_and_said_so(tmp_path
     assert chars.endpoint.usage.source.startswith("estimated here with all-MiniLM-L6-v2's word pieces")
     sent = [*PROBE, "a passage about pumps", *PROBE]  # its probe, the passage, the probe again
     assert 0 < chars.endpoint.usage.tokens < sum(len(t) for t in sent)  # word pieces, not characters
+
+
+def test_what_check_cannot_read_or_init_cannot_write_is_refused_in_one_line(tmp_path, tiny_dataset, capsys):
+    where = ["--dataset", str(tiny_dataset), "--data-dir", str(tmp_path / "d")]
+    deep = experiment_file(tmp_path, "chunkers: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert main(["check", *where, "--experiment", str(deep)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+    axis = "\n".join(f"  r{i}: {{hybrid: true, rrf_k: {i + 1}}}" for i in range(1000))
+    grid = experiment_file(tmp_path, f"search: grid\nchunkers: [A, B, C]\nembedders: [minilm]\nretrievers:\n{axis}\n")
+    assert main(["check", *where, "--experiment", str(grid)]) == 2
+    assert "a grid of 3,000 combinations: at most 500" in capsys.readouterr().err
+    target = tmp_path / "elsewhere.yaml"
+    (tiny_dataset / "experiment.yaml").symlink_to(target)
+    for force in ([], ["--force"]):
+        assert main(["init", *where, *force]) == 2 and "is a link" in capsys.readouterr().err
+    assert not target.exists()
+    for out in (str(tmp_path), "/proc/rag-assets.yaml", "/dev/full"):
+        assert main(["init", *where, "--out", out, "--force"]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_reranker_answering_string_scores_is_refused_by_check(tmp_path, tiny_dataset, bad_base):
+    path = experiment_file(
+        tmp_path,
+        "chunkers: [E]\nembedders: [minilm]\nrerankers:\n"
+        f"  r: {{url: '{bad_base.removesuffix('/v1')}', model: strscore}}\n",
+    )
+    done = _check(path, tiny_dataset, tmp_path / "d")
+    assert done.returncode == 2 and "relevance_score" in done.stderr and len(done.stderr.strip().splitlines()) == 1

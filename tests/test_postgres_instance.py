@@ -82,9 +82,12 @@ def test_ask_answers_from_the_postgresql_instance_and_says_when_it_cannot_reach_
         missing.returncode == 2 and "is in PostgreSQL" in missing.stderr and "RAG_ASSETS_POSTGRES_URL" in missing.stderr
     )
     wrong = url.replace("postgres@", "postgres:s3cret@").rsplit(":", 1)[0] + ":1/rag_assets_run"
-    unreachable = cli("ask", question, *common, "--instance-postgres", wrong, env=env)
+    unreachable = cli("ask", question, *common, env={**env, "RAG_ASSETS_POSTGRES_URL": wrong})
     assert unreachable.returncode == 2 and "cannot open the PostgreSQL instance" in unreachable.stderr
     assert "s3cret" not in unreachable.stderr + unreachable.stdout  # the password is never printed
+    on_the_command_line = cli("ask", question, *common, "--instance-postgres", wrong, env=env)
+    assert on_the_command_line.returncode == 2 and "process list" in on_the_command_line.stderr
+    assert "s3cret" not in on_the_command_line.stderr
     bad = cli("ask", question, *common, "--instance-postgres", "mysql://x@y/z", env=env)
     assert bad.returncode == 2 and "starts with postgresql://" in bad.stderr
 
@@ -181,6 +184,7 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
             # psycopg2's OperationalError, or Dagster's own error once its connection retries run out
             assert problems[0].startswith("cannot check the index of strategy E:"), problems
             assert "OperationalError" in problems[0] or "DagsterPostgresException" in problems[0], problems
+            assert "[SQL" not in problems[0] and "SELECT" not in problems[0] and len(problems[0]) < 400, problems
             assert httpx.get(f"{base}/healthz").status_code == 200 and asked() == 503
         finally:
             start_postgres(postgres)
@@ -190,9 +194,10 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
 
 def test_serve_workers_get_their_settings_in_a_file_never_the_password_in_their_environment(materialised, tmp_path):
     """`serve --workers 2` on the PostgreSQL instance, its URL carrying a password (the tests'
-    server trusts loopback, so any password opens it): both workers answer, and neither the
-    supervisor's environment nor any worker's holds the password; the file that carried their
-    settings is this user's only, and gone once the server stops."""
+    server trusts loopback, so any password opens it) read from a private file: both workers
+    answer, and neither the supervisor's environment or arguments nor any worker's holds the
+    password; the file that carried their settings is this user's only, and gone once the server
+    stops. On the command line, a URL with a password is refused (every user sees arguments)."""
     import httpx
     from servers import descendants
 
@@ -202,8 +207,11 @@ def test_serve_workers_get_their_settings_in_a_file_never_the_password_in_their_
     base = f"http://127.0.0.1:{port}"
     user, _, server = materialised["url"].partition("://")[2].partition("@")
     url = f"postgresql://{user}:pw-never-in-an-environment@{server}"
+    private = tmp_path / "instance-url"
+    private.write_text(url)
+    private.chmod(0o600)
     command = [*CLI, "serve", *materialised["common"], "--keys", str(keys), "--port", str(port), "--workers", "2"]
-    command += ["--answerers", "extractive", "--instance-postgres", url]
+    command += ["--answerers", "extractive", "--instance-postgres-file", str(private)]
     with running_process(command, base + "/readyz", "rag-assets serve --workers 2", 300, materialised["env"]) as served:
         body = {"question": "Which way should the inlet valve face?"}
         answered = [
@@ -215,6 +223,8 @@ def test_serve_workers_get_their_settings_in_a_file_never_the_password_in_their_
         assert len(processes) >= 3  # the supervisor and its two workers
         environments = {pid: Path(f"/proc/{pid}/environ").read_bytes() for pid in processes}
         assert not [pid for pid, env in environments.items() if b"pw-never-in-an-environment" in env]
+        arguments = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes}
+        assert not [pid for pid, args in arguments.items() if b"pw-never-in-an-environment" in args]
         handed = {
             Path(line.split(b"=", 1)[1].decode())
             for env in environments.values()
@@ -223,3 +233,5 @@ def test_serve_workers_get_their_settings_in_a_file_never_the_password_in_their_
         }
         assert len(handed) == 1 and next(iter(handed)).stat().st_mode & 0o077 == 0
     assert not next(iter(handed)).exists()
+    refused = subprocess.run([*command[:-2], "--instance-postgres", url], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "process list" in refused.stderr and "pw-never" not in refused.stderr

@@ -59,8 +59,18 @@ def served(tmp_path_factory, endpoint):
     base = f"http://127.0.0.1:{port}"
     command = [*CLI, "serve", "--dataset", str(dataset), "--data-dir", str(data_dir), "--keys", str(keys_file)]
     command += ["--port", str(port), "--check-every", "0.5", "--generating", "1", "--queue", "0"]
-    with running_process(command, base + "/healthz", "rag-assets serve", 240):
-        yield {"base": base, "keys": keys, "dataset": dataset, "data_dir": data_dir, "run": run, "endpoint": endpoint}
+    log = root / "serve.log"
+    with running_process(command, base + "/healthz", "rag-assets serve", 240, log=log):
+        yield {
+            "base": base,
+            "keys": keys,
+            "keys_file": keys_file,
+            "dataset": dataset,
+            "data_dir": data_dir,
+            "run": run,
+            "endpoint": endpoint,
+            "log": log,
+        }
 
 
 def ask(served, who, body, headers=None, timeout=120):
@@ -98,11 +108,12 @@ def test_bad_requests_get_a_4xx_and_affect_nothing_else(served):
     assert httpx.get(f"{served['base']}/openapi.json").json()["paths"]["/v1/ask"]["post"]
 
 
-def test_generation_is_bounded_and_the_extractive_answerer_never_waits_behind_it(served):
+def test_generation_and_reranking_pass_one_gate_and_the_extractive_answerer_never_waits_behind_it(served):
+    """One slot, no queue: of a generated answer and two reranked by the generator, sent together,
+    one runs and the others are told to come back; a plain extractive answer meanwhile is not held."""
+    expensive = [{"answerer": "generate"}, {"retriever": "rerank-llm"}, {"retriever": "rerank-llm"}]
     with ThreadPoolExecutor(4) as pool:
-        generated = [
-            pool.submit(ask, served, "team-b", {"question": QUESTION, "answerer": "generate"}) for _ in range(3)
-        ]
+        generated = [pool.submit(ask, served, "team-b", {"question": QUESTION, **e}) for e in expensive]
         time.sleep(0.5)
         t0 = time.perf_counter()
         quick = ask(served, "team-b", {"question": QUESTION})
@@ -192,3 +203,34 @@ def test_an_experiment_file_beside_the_dataset_costs_ask_and_serve_no_request_an
     assert "embedder" not in done.stdout and "unreachable" not in done.stdout  # stdout is the answer
     assert requests_to(served["endpoint"]) == before
     assert not (served["data_dir"] / "cache" / "endpoints").exists()
+
+
+def test_a_bad_request_is_a_one_line_4xx_that_neither_echoes_nor_logs_the_question(served):
+    marker = "Falcon-code-4471"
+    for body in (
+        '{"question": " \\t  "}',
+        '{"question": "' + marker + '", "strategy": NaN}',
+        '{"question": "' + marker + '", "retriever": Infinity}',
+        '{"question": "' + marker + '", "answerer": -Infinity}',
+        '{"question": "' + marker + ' \\ud800"}',
+    ):
+        r = httpx.post(
+            f"{served['base']}/v1/ask",
+            content=body,
+            headers={"Authorization": f"Bearer {served['keys']['ops']}", "Content-Type": "application/json"},
+            timeout=30,
+        )
+        assert r.status_code == 422 and marker not in r.text and len(r.json()["detail"].splitlines()) == 1, r.text
+    logged = served["log"].read_text()
+    assert marker not in logged and "Traceback" not in logged
+
+
+def test_a_key_removed_from_the_file_is_refused_within_seconds(served):
+    from rag_assets.app.keys import add_key, remove_key
+
+    key = add_key(served["keys_file"], "temporary", None, True)
+    time.sleep(1.2)
+    assert ask(served, "x", {"question": QUESTION}, {"Authorization": f"Bearer {key}"}).status_code == 200
+    remove_key(served["keys_file"], "temporary")
+    time.sleep(1.2)
+    assert ask(served, "x", {"question": QUESTION}, {"Authorization": f"Bearer {key}"}).status_code == 401

@@ -52,7 +52,7 @@ def with_titles(chunks: pd.DataFrame, snapshot: pd.DataFrame) -> pd.DataFrame:
     return chunks.merge(snapshot[["document_id", "title"]], on="document_id", how="left", validate="many_to_one")
 
 
-HIT_FIELDS = ["chunk_id", "document_id", "title", "section", "start", "end", "content", "locator"]
+HIT_FIELDS = ["chunk_id", "document_id", "title", "section", "start", "end", "content", "locator", "language"]
 
 
 @dataclass
@@ -182,7 +182,7 @@ class Answerer:
         self.index, self.embedder, self.writer = index, embedder, writer
         self.retriever, self.threshold, self.rerankers = retriever, threshold, rerankers
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
-        self.rows = chunks.set_index("chunk_id")[HIT_FIELDS[1:]]
+        self.rows = chunks.set_index("chunk_id")[[f for f in HIT_FIELDS[1:] if f in chunks.columns]]
         embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
 
     def for_viewer(self, tenant) -> Answerer:
@@ -293,7 +293,7 @@ class Answerer:
                 generation.text,
                 [self.writer.answer_prefix],
                 {c.index: c.quote for c in pointed},
-                language_of(pointed[0].quote) if pointed else "en",
+                (pointed[0].language or language_of(pointed[0].quote)) if pointed else "en",
                 question=result.question,
             )
             result.support = [s.as_dict() for s in support]

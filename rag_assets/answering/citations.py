@@ -50,6 +50,7 @@ class Citation:
     cosine_distance: float
     locator: str | None = None  # #page=N, #t=a,b or sheet!A1:D5 in the original file; None for plain text
     truncated: bool = False  # the quote is a prefix of the chunk: the input budget ran out inside it
+    language: str | None = None  # its document's language, as the snapshot identified it (None: not known)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}  # plain values: no deep copy
@@ -85,6 +86,7 @@ def _citation(index: int, hit: dict, length: int | None = None) -> Citation:
         cosine_distance=float(hit["cosine_distance"]),
         locator=locator,
         truncated=length is not None,
+        language=hit.get("language") if isinstance(hit.get("language"), str) else None,
     )
 
 

@@ -14,7 +14,10 @@ answer's `prompt_tokens`.
 
 What goes wrong is counted, never scored as an answer (`failures`): a server that cannot be
 reached (refused before any question, by `check`), timeouts, retries, error statuses, an empty
-reply, a reply the server cut at its context window, a reply that is not text.
+reply, a reply the server cut at its context window, a reply that is not text. Every reply is read
+within TIMEOUT_S from the request to its last byte and MAX_REPLY_BYTES (rag_assets.retrieval.bounded:
+a server that drips bytes or answers a megabyte is cut off), and read as the shape a chat completion
+or a model list has (each field checked), never trusted to have it.
 """
 
 from __future__ import annotations
@@ -26,15 +29,50 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from threading import Lock
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from rag_assets import environment
 from rag_assets.answering.generation import Generation
 from rag_assets.catalog import MAX_NEW_TOKENS
+from rag_assets.retrieval import bounded
 
 KEY_VARIABLE = environment.GENERATOR_KEY
 BYTES_PER_TOKEN = 2
 MESSAGE_OVERHEAD = 16
 TIMEOUT_S = 120.0
 RETRIES = 2  # after a timeout, a dropped connection, a 429 or a 5xx; with a back-off of 1 s, 2 s
+MAX_REPLY_BYTES = 256 * 1024  # a chat completion of MAX_NEW_TOKENS tokens is a few kilobytes
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class _Message(_Shape):
+    content: str | None = None
+
+
+class _Choice(_Shape):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Usage(_Shape):
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+
+
+class _Completion(_Shape):
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Usage | None = None
+
+
+class _Model(_Shape):
+    id: str
+
+
+class _Models(_Shape):
+    data: list[_Model] = Field(max_length=10_000)
 
 
 class EndpointUnavailable(RuntimeError):
@@ -59,7 +97,11 @@ class EndpointLM:
 
         self.url, self.model, self.max_new_tokens, self.retries = url.rstrip("/"), model, max_new_tokens, retries
         self.client = OpenAI(
-            base_url=self.url, api_key=environment.secret(KEY_VARIABLE) or "none", timeout=timeout_s, max_retries=0
+            base_url=self.url,
+            api_key=environment.secret(KEY_VARIABLE) or "none",
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=bounded.client(timeout_s, MAX_REPLY_BYTES),
         )
         self.failures: Counter = Counter()
         self._lock = Lock()
@@ -74,13 +116,16 @@ class EndpointLM:
         import openai
 
         try:
-            names = [m.id for m in self.client.models.list()]
+            listed = _Models.model_validate_json(self.client.models.with_raw_response.list().http_response.content)
+            names = [m.id for m in listed.data]
         except openai.AuthenticationError:
             raise EndpointUnavailable(
                 f"{self.url} refused the key (set ${KEY_VARIABLE} to the key this server expects)"
             ) from None
         except openai.APIError as exc:
             raise EndpointUnavailable(f"cannot reach the generator endpoint {self.url}: {type(exc).__name__}") from None
+        except ValidationError:
+            raise EndpointUnavailable(f"{self.url}/models does not answer an OpenAI-compatible model list") from None
         if self.model not in names:
             raise EndpointUnavailable(f"{self.url} serves no model {self.model!r}; it serves: {', '.join(names)}")
 
@@ -107,16 +152,22 @@ class EndpointLM:
                 self._count("retries")
                 time.sleep(attempt)
             try:
-                reply = self.client.chat.completions.create(
+                raw = self.client.chat.completions.with_raw_response.create(
                     model=self.model,
                     messages=[{"role": "user", "content": prompt}],
                     max_tokens=self.max_new_tokens,
                     temperature=0,
                 )
+                reply = _Completion.model_validate_json(raw.http_response.content)
                 break
+            except ValidationError as exc:
+                json_at_all = exc.errors()[0]["type"] != "json_invalid"
+                return self._failed("reply not a chat completion" if json_at_all else "reply not text", t0)
             except openai.APITimeoutError:
                 failure = "timeout"
-            except openai.APIConnectionError:
+            except openai.APIConnectionError as exc:
+                if isinstance(exc.__cause__, bounded.Oversized):
+                    return self._failed(f"reply over {MAX_REPLY_BYTES:,} bytes", t0)
                 failure = "connection failed"
             except openai.APIResponseValidationError:
                 return self._failed("reply not text", t0)
@@ -136,20 +187,15 @@ class EndpointLM:
         self._count(failure)
         return Generation("", 0, 0, (time.perf_counter() - t0) * 1000, failure=failure)
 
-    def _read(self, reply, prompt: str, t0: float) -> Generation:
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            return self._failed("reply not text", t0)
-        content, finish = choices[0].message.content, choices[0].finish_reason
-        usage = getattr(reply, "usage", None)
-        new_tokens = getattr(usage, "completion_tokens", None) or 0
-        if content is not None and not isinstance(content, str):
-            return self._failed("reply not text", t0)
+    def _read(self, reply: _Completion, prompt: str, t0: float) -> Generation:
+        content, finish = reply.choices[0].message.content, reply.choices[0].finish_reason
+        usage = reply.usage or _Usage()
+        new_tokens = usage.completion_tokens or 0
         if not (content or "").strip():
             return self._failed("empty reply", t0)
         if finish == "length" and new_tokens < self.max_new_tokens:
             return self._failed("reply cut at the server's context window", t0)
-        prompt_tokens = getattr(usage, "prompt_tokens", None) or self.count_tokens(prompt)
+        prompt_tokens = usage.prompt_tokens or self.count_tokens(prompt)
         return Generation(content.strip(), prompt_tokens, new_tokens, (time.perf_counter() - t0) * 1000)
 
     def generate(self, prompt: str) -> Generation:

@@ -1,7 +1,9 @@
 """The extractive answerer: it writes nothing, it points.
 
 The answer is one sentence of the sources that passed the gate, verbatim, cited as [1] with a
-`#char` fragment that slices exactly that sentence out of its document. It is supported by
+`#char` fragment that slices exactly that sentence out of its document. The document's own
+reference marks (`[2]`, `[12][13]`, as an encyclopedia writes them) are left out of the answer's
+text, where they would read as citations of other sources; the quote keeps them. It is supported by
 construction, works in any language pysbd segments (others by its English rules), and costs
 milliseconds (the default rule reads no model). How the sentence is chosen is measured, not assumed
 (bench/extractive_scoring.py, docs/answering.md): SCORING names the rule that won on the bundled
@@ -27,13 +29,14 @@ SCORINGS = ("dense", "lexical", "hybrid", "first")
 SCORING = "lexical"  # the most answers on the bundled corpus (docs/answering.md)
 MIN_LETTERS = 12  # a "sentence" with fewer letters (a heading, a table cell) is never the answer
 _LETTER = re.compile(r"[^\W\d_]")
+_MARKS = re.compile(r"(?:\[\d{1,4}\])+")  # a document's own reference marks
 
 
 def sentences_of(sources: list[Citation]) -> list[tuple[Citation, int, int]]:
     """(source, start, end in its quote) of every sentence of the sources, in source order."""
     out = []
     for source in sources:
-        for start, end in sentence_spans(source.quote, language_of(source.quote)):
+        for start, end in sentence_spans(source.quote, source.language or language_of(source.quote)):
             if len(_LETTER.findall(source.quote, start, end)) >= MIN_LETTERS:
                 out.append((source, start, end))
     return out
@@ -67,8 +70,7 @@ class Extractive:
         return f"extractive ({self.scoring} sentence choice; {self.embedder.identity})"
 
     def load(self) -> None:
-        """Language identification's model, read once here rather than inside the first answer's time."""
-        language_of("warm-up")
+        """Nothing to load: a source's language is its document's, as the snapshot identified it."""
 
     def prepare(self, question: str, hits: list[dict]) -> Context:
         return build_context(question, hits)  # no budget: nothing is read by a model
@@ -110,7 +112,8 @@ class Extractive:
             truncated=False,
         )
         ms = (time.perf_counter() - t0) * 1000
-        return Generation(f"{cited.quote} [1]", 0, 0, ms, sources=[cited])
+        text = _MARKS.sub("", cited.quote)
+        return Generation(f"{text} [1]", 0, 0, ms, sources=[cited])
 
     def write_many(self, questions: list[str], contexts: list[Context], batch_size: int = 1, progress=None):
         out = []

@@ -8,10 +8,17 @@ import sys
 from rag_assets.app.options import CommandError
 
 
+class Parser(argparse.ArgumentParser):
+    """A refused option is one line and exit code 2, as every refusal is (`--help` shows the usage)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
 def parser() -> argparse.ArgumentParser:
     from rag_assets.app.commands import COMMANDS
 
-    p = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    p = Parser(prog="rag-assets", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add(sub)

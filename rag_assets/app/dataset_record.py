@@ -22,8 +22,10 @@ def recorded(layout: DataDir) -> Path | None:
     """The dataset recorded in the data dir, None when there is none yet."""
     path = layout.dataset_record
     try:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             return None
+        if not path.is_file():
+            raise OSError(f"{path} is not a file")
         return Path(json.loads(path.read_text(encoding="utf-8"))["dataset"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DatasetMismatch(

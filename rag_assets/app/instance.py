@@ -250,6 +250,17 @@ def storage_failure(exc: BaseException) -> BaseException | None:
     return exc if isinstance(exc, (OSError, *_database_errors())) else None
 
 
+def described(exc: BaseException) -> str:
+    """An error in words a reader may be shown (a /readyz body, a refusal): the type and first line of
+    its innermost storage cause, or its own type, without a statement, its parameters or a password."""
+    import re
+
+    cause = storage_failure(exc) or exc
+    lines = str(getattr(cause, "orig", None) or cause).split("[SQL:")[0].strip().splitlines()
+    first = re.sub(r"://[^@\s/]*@", "://", lines[0])[:200] if lines else ""
+    return f"{type(cause).__name__}: {first}" if first else type(cause).__name__
+
+
 def _database_errors() -> tuple[type, ...]:
     import sqlite3
 

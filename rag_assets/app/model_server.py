@@ -11,54 +11,126 @@ window is refused with 400, as vLLM does.
 log-odds of "yes" over "no" as the model's first answer to "does the passage answer the query?",
 exactly what `rerank-llm` computes in process. No packaged cross-encoder exists, so this is how an
 experiment's `/rerank` endpoint is tested against a real server.
+
+Bounded as `serve` is: with a keys file every route needs a key (the same keys as `serve`);
+without one it listens on loopback only. A body is at most MAX_BODY bytes, a prompt at most the
+model's window, a rerank at most MAX_DOCUMENTS passages; chat and rerank pass one admission gate
+(one decoding at a time, `queue` waiting, beyond that 429; `timeout_s`, then 504); a bad request is
+a 422 in one line that never echoes it, an error of ours a 500 that logs no text.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 import time
 import uuid
 
-from fastapi import FastAPI, HTTPException
-from pydantic import BaseModel, Field
+from fastapi import Depends, FastAPI, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag_assets.answering.generation import LocalLM
+from rag_assets.app.keys import KeyRing
+from rag_assets.app.service import Admission, BodyLimit, Busy, Contained, checked_text, refusals
 from rag_assets.retrieval.rerank import RELEVANCE_PROMPT, LLMRelevanceReranker
 
 DEFAULT_NAME = "smollm2-135m-instruct"
 MAX_TOKENS_CAP = 1024
+MAX_BODY = 512 * 1024  # bytes of a request: a prompt longer than the model's window is refused anyway
+MAX_DOCUMENTS = 100
+MAX_TEXT = 32_000  # characters of one message, query or passage
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+log = logging.getLogger("rag_assets.serve_model")
 
 
-class Message(BaseModel):
-    role: str
-    content: str
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
 
 
-class ChatRequest(BaseModel):
-    model: str
-    messages: list[Message] = Field(min_length=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = None  # decoding is greedy whatever is asked
+class Message(_Strict):
+    role: str = Field(max_length=32)
+    content: str = Field(max_length=MAX_TEXT)
+
+    @field_validator("content")
+    @classmethod
+    def _text(cls, content: str) -> str:
+        return checked_text(content, "message")
 
 
-class RerankRequest(BaseModel):
-    model: str | None = None
-    query: str
-    documents: list[str] = Field(min_length=1)
+class ChatRequest(_Strict):
+    model: str = Field(max_length=200)
+    messages: list[Message] = Field(min_length=1, max_length=64)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_CAP)
+    temperature: float | None = Field(default=None, allow_inf_nan=False)  # decoding is greedy whatever is asked
+
+
+class RerankRequest(_Strict):
+    model: str | None = Field(None, max_length=200)
+    query: str = Field(min_length=1, max_length=MAX_TEXT)
+    documents: list[str] = Field(min_length=1, max_length=MAX_DOCUMENTS)
     top_n: int | None = Field(default=None, ge=1)
     return_documents: bool = False
 
+    @field_validator("query")
+    @classmethod
+    def _query(cls, query: str) -> str:
+        return checked_text(query, "query")
 
-def build_app(lm: LocalLM, name: str = DEFAULT_NAME) -> FastAPI:
+    @field_validator("documents")
+    @classmethod
+    def _documents(cls, documents: list[str]) -> list[str]:
+        for d in documents:
+            if len(d) > MAX_TEXT:
+                raise ValueError(f"a document is at most {MAX_TEXT:,} characters")
+            checked_text(d + ".", "document")  # an empty passage is a passage; a lone surrogate is not text
+        return documents
+
+
+def build_app(
+    lm: LocalLM,
+    name: str = DEFAULT_NAME,
+    keys: KeyRing | None = None,
+    queue: int = 8,
+    timeout_s: float = 300.0,
+) -> FastAPI:
     app = FastAPI(title="rag-assets model server", version="1")
+    app.add_middleware(BodyLimit, limit=MAX_BODY)
+    app.add_middleware(Contained, log=log)
+    refusals(app)
     decoding = threading.Lock()  # one model, one answer at a time
+    gate = Admission(1, queue)
 
-    @app.get("/v1/models")
+    def caller(request: Request) -> None:
+        if keys is None:
+            return
+        scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
+        if keys.caller(presented.strip() if scheme.lower() == "bearer" else None) is None:
+            raise HTTPException(401, "no valid API key (Authorization: Bearer KEY)", {"WWW-Authenticate": "Bearer"})
+
+    async def admitted(request: Request, work):
+        """`work()` run past the gate, within the deadline."""
+        try:
+            await gate.enter(request, timeout_s)
+        except Busy as busy:
+            raise HTTPException(429, "the model is busy: retry later", {"Retry-After": str(busy.retry_after)}) from None
+        t0 = time.perf_counter()
+        try:
+            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, work), timeout_s)
+        except TimeoutError:
+            raise HTTPException(504, f"no answer within {timeout_s:.0f} s") from None
+        finally:
+            gate.leave(time.perf_counter() - t0)
+
+    @app.get("/v1/models", dependencies=[Depends(caller)])
     def models() -> dict:
         return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": lm.identity}]}
 
-    @app.post("/v1/chat/completions")
-    def chat(request: ChatRequest) -> dict:
+    @app.post("/v1/chat/completions", dependencies=[Depends(caller)])
+    async def chat(request: ChatRequest, raw: Request) -> dict:
+        return await admitted(raw, lambda: _chat(request))
+
+    def _chat(request: ChatRequest) -> dict:
         if request.model != name:
             raise HTTPException(404, f"model {request.model!r} not found; this server serves {name!r}")
         messages = [m.model_dump() for m in request.messages]
@@ -92,9 +164,12 @@ def build_app(lm: LocalLM, name: str = DEFAULT_NAME) -> FastAPI:
             },
         }
 
-    @app.post("/v1/rerank")
-    @app.post("/rerank")
-    def rerank(request: RerankRequest) -> dict:
+    @app.post("/v1/rerank", dependencies=[Depends(caller)])
+    @app.post("/rerank", dependencies=[Depends(caller)])
+    async def rerank(request: RerankRequest, raw: Request) -> dict:
+        return await admitted(raw, lambda: _rerank(request))
+
+    def _rerank(request: RerankRequest) -> dict:
         if request.model not in (None, name):
             raise HTTPException(404, f"model {request.model!r} not found; this server serves {name!r}")
         reranker = LLMRelevanceReranker(lm, len(request.documents))
@@ -122,11 +197,21 @@ def build_app(lm: LocalLM, name: str = DEFAULT_NAME) -> FastAPI:
     return app
 
 
-def serve(spec: str, host: str, port: int, name: str = DEFAULT_NAME) -> None:
-    """Load the model, then serve until interrupted (the model is ready before the port opens)."""
+def loaded(lm: LocalLM) -> LocalLM:
+    """`lm` with its weights loaded (ValueError naming its file when they cannot be)."""
+    try:
+        lm.load_weights()
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # a file that is not a model: whatever the loader says, in one line
+        what = lm.spec or "the packaged generator"
+        raise ValueError(f"{what} cannot be loaded as a model ({type(exc).__name__})") from None
+    return lm
+
+
+def serve(lm: LocalLM, host: str, port: int, name: str, keys: KeyRing | None, queue: int, timeout_s: float) -> None:
+    """Serve until interrupted (the model is ready before the port opens)."""
     import uvicorn
 
-    lm = LocalLM(spec, answer_prefix="")
-    lm.load_weights()
     print(f"serving {lm.identity} as {name!r} on http://{host}:{port}/v1", flush=True)
-    uvicorn.run(build_app(lm, name), host=host, port=port, log_level="warning")
+    uvicorn.run(build_app(lm, name, keys, queue, timeout_s), host=host, port=port, log_level="warning")

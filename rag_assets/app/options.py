@@ -71,6 +71,45 @@ def count(value: str) -> int:
     return int(value)
 
 
+def whole(low: int, high: int):
+    """A whole number in [low, high]."""
+
+    def parse(value: str) -> int:
+        if not value.isdigit() or not low <= int(value) <= high:
+            raise argparse.ArgumentTypeError(f"a whole number from {low} to {high:,}, got {value!r}")
+        return int(value)
+
+    return parse
+
+
+def seconds(low: float, high: float):
+    """A finite number of seconds in [low, high]."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+        if not (math.isfinite(number) and low <= number <= high):  # nan and inf fail this too
+            raise argparse.ArgumentTypeError(f"seconds from {low:g} to {high:g}, got {value!r}")
+        return number
+
+    return parse
+
+
+def free_port(host: str, number: int) -> None:
+    """Refuse, before anything loads or is printed, a port something already listens on."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, number))
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {host}:{number}: {exc.strerror or exc}") from None
+
+
 def model_path(value: str) -> str:
     """A generator given on the command line: a .gguf file or a model folder that exists."""
     path = Path(value).expanduser()
@@ -81,10 +120,17 @@ def model_path(value: str) -> str:
 
 def endpoint_url(value: str) -> str:
     """An OpenAI-compatible API base: http(s)://host[:port]/v1."""
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+    try:
+        parsed = urlparse(value)
+        userinfo = parsed.username is not None or parsed.password is not None
+    except ValueError:
+        parsed, userinfo = None, False
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc or len(value) > 2000:
+        raise argparse.ArgumentTypeError("an endpoint is an http(s) URL such as http://127.0.0.1:8000/v1")
+    if userinfo:
         raise argparse.ArgumentTypeError(
-            f"an endpoint is an http(s) URL such as http://127.0.0.1:8000/v1, got {value!r}"
+            "an endpoint URL with a user or password in it would be shown and stored: give the key in "
+            "$RAG_ASSETS_GENERATOR_KEY"
         )
     return value.rstrip("/")
 
@@ -121,12 +167,19 @@ def add_dataset(p: argparse.ArgumentParser, switch: bool = False) -> None:
 
 
 def add_instance(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--instance-postgres",
         metavar="URL",
         help="keep the Dagster instance (runs, events, schedules) in PostgreSQL at this URL "
-        "(postgresql://user:password@host:port/db) instead of SQLite under the data dir; "
-        "default: $RAG_ASSETS_POSTGRES_URL",
+        "(postgresql://user@host:port/db: a password here would sit in the process list, so it is "
+        "refused; give one in $RAG_ASSETS_POSTGRES_URL or --instance-postgres-file) instead of SQLite under "
+        "the data dir; default: $RAG_ASSETS_POSTGRES_URL",
+    )
+    where.add_argument(
+        "--instance-postgres-file",
+        metavar="FILE",
+        help="the same URL, password included, read from a file only you can read",
     )
 
 
@@ -182,6 +235,12 @@ def add_generator(p: argparse.ArgumentParser, help: str | None = None, endpoint:
             "$RAG_ASSETS_GENERATOR_KEY",
         )
         p.add_argument("--generator-model", metavar="NAME", help="the model's name on --generator-url")
+        p.add_argument(
+            "--generator-timeout",
+            type=seconds(0.1, 3600),
+            metavar="S",
+            help="seconds a reply of --generator-url may take, whole (default: 120)",
+        )
 
 
 def answerers_help() -> str:
@@ -218,19 +277,51 @@ def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given
         "generator": getattr(args, "generator", None),
         "generator_url": getattr(args, "generator_url", None),
         "generator_model": getattr(args, "generator_model", None),
+        "generator_timeout_s": getattr(args, "generator_timeout", None),
     }
     from rag_assets import environment
 
     with refusing(ValueError):
+        postgres = postgres_url(_instance_url(args))
         defaults = Settings.from_environment(environment.for_child(**{environment.SETTINGS_FILE: ""}))
         if served:
             from rag_assets.app import served_choice
             from rag_assets.layout import DataDir
 
             defaults = defaults.replace(**served_choice.read(DataDir(args.data_dir)))
-        return defaults.replace(
-            **from_options, **given, postgres=postgres_url(getattr(args, "instance_postgres", None))
-        )
+        return defaults.replace(**from_options, **given, postgres=postgres)
+
+
+def _instance_url(args: argparse.Namespace) -> str | None:
+    """The instance's URL from the options: on the command line without a password (the process
+    list shows every argument to every user), or read from a private file."""
+    from urllib.parse import urlsplit
+
+    given, file = getattr(args, "instance_postgres", None), getattr(args, "instance_postgres_file", None)
+    if given:
+        try:
+            with_password = urlsplit(given).password is not None
+        except ValueError:
+            with_password = False
+        if with_password:
+            raise CommandError(
+                "--instance-postgres holds a password, which every user of this machine can read in the process "
+                "list: put the URL in $RAG_ASSETS_POSTGRES_URL or in a file only you read (--instance-postgres-file)"
+            )
+        return given
+    if file:
+        path = Path(file).expanduser()
+        try:
+            if not path.is_file():
+                raise ValueError(f"{path} is not a file")
+            if path.stat().st_mode & 0o077:
+                raise ValueError(f"{path} can be read by others (chmod 600 it)")
+            if path.stat().st_size > 4096:
+                raise ValueError(f"{path} is larger than a URL")
+            return path.read_text(encoding="utf-8").strip()
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--instance-postgres-file: {exc}") from None
+    return None
 
 
 def check_compute(settings: Settings) -> None:
@@ -253,7 +344,9 @@ def checked_endpoint(settings: Settings):
     before anything starts, when it cannot."""
     from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
 
-    lm = EndpointLM(settings.generator_url, settings.generator_model, settings.max_new_tokens)
+    lm = EndpointLM(
+        settings.generator_url, settings.generator_model, settings.max_new_tokens, settings.generator_timeout_s
+    )
     with refusing(EndpointUnavailable):
         lm.check()
     return lm

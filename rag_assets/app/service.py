@@ -11,10 +11,14 @@
   materialisation that passes them is loaded beside the old one and swapped in with one
   assignment: a request holds the index it started with to its end, so none is dropped and none
   sees half of two.
-- **Bounded generation.** At most `generating` answers decode at once, `queue` more wait; beyond
+- **One gate for everything expensive.** A request that generates or reranks (with the generator or a
+  cross-encoder) passes one admission gate: at most `generating` at once, `queue` more wait; beyond
   that 429 with Retry-After. A request that waits longer than `timeout_s` gets 504, and one whose
-  client went away leaves the queue. The extractive answerer runs on its own threads, never behind
-  the generator.
+  client went away leaves the queue. The extractive answerer over the plain retrievers runs on its
+  own threads, never behind that gate. The generator is loaded only when `generate` is offered, and
+  a request for the LLM reranker is refused (400) by a service that does not run it.
+- **A bad request is a 4xx in one line**, naming the field, never echoing it; an error of ours is a
+  500 that names the request id and the error's type, and logs no text.
 - **Logs** carry request ids, chunk ids, ranks and timings; never document text, questions or keys
   (`log_text` turns questions and answers on, for an operator).
 """
@@ -34,10 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag_assets.app import serving
+from rag_assets.app.instance import described
 from rag_assets.app.keys import KeyRing
 from rag_assets.app.serving import IndexNotReady, Served
 from rag_assets.catalog import DEFAULT_ANSWERER, RETRIEVERS, STRATEGIES
@@ -52,11 +58,68 @@ ID_PREFIX, REQUEST_NUMBERS = secrets.token_hex(4), itertools.count(1)  # request
 class AskRequest(BaseModel):
     """What a caller may choose. Who they are is their key's business, not the body's."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
     question: str = Field(min_length=1, max_length=MAX_QUESTION)
-    strategy: str | None = None
-    retriever: str | None = None  # None: the service's (`rag-assets use`, else hybrid)
-    answerer: str = DEFAULT_ANSWERER
+    strategy: str | None = Field(None, max_length=16)
+    retriever: str | None = Field(None, max_length=16)  # None: the service's (`rag-assets use`, else hybrid)
+    answerer: str = Field(DEFAULT_ANSWERER, max_length=16)
+
+    @field_validator("question")
+    @classmethod
+    def _text(cls, question: str) -> str:
+        return checked_text(question, "question")
+
+
+def checked_text(text: str, what: str) -> str:
+    """Text a person could have written: valid UTF-8 (a lone surrogate is not) and not blank."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"the {what} is not valid UTF-8 text") from None
+    if not text.strip():
+        raise ValueError(f"the {what} is blank")
+    return text
+
+
+def refusals(app: FastAPI) -> None:
+    """A bad request answered 422 in one line that names the field and never echoes it (an echo of
+    NaN or a lone surrogate cannot even be written as JSON)."""
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError):
+        error = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "the body"
+        message = str(error.get("msg", "not valid")).removeprefix("Value error, ")
+        return JSONResponse({"detail": f"{where}: {message}"}, status_code=422)
+
+
+class Contained:
+    """Any error of ours a 500 that names its type and a failure id, logged as that (never a
+    traceback, whose message may quote the request): plain ASGI, outermost, so nothing reaches the
+    server's own error log."""
+
+    def __init__(self, app, log: logging.Logger):
+        self.app, self.log = app, log
+
+    async def __call__(self, scope, receive, send):
+        started = False
+
+        async def sending(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            failure = secrets.token_hex(4)
+            path = scope.get("path", "")
+            self.log.error(
+                json.dumps({"event": "error", "failure": failure, "path": path, "error": type(exc).__name__})
+            )
+            if scope["type"] == "http" and not started:
+                detail = {"detail": f"internal error: {type(exc).__name__} (failure {failure})"}
+                await JSONResponse(detail, status_code=500)(scope, receive, send)
 
 
 @dataclass
@@ -168,10 +231,8 @@ class Service:
                 log.info(json.dumps({"event": "loaded", "strategy": strategy, "version": list(version)}))
             except IndexNotReady as exc:
                 self.problems[strategy] = [str(exc)]
-            except Exception as exc:  # the data dir unreadable, the database gone: not ready, say why
-                self.problems[strategy] = [
-                    f"cannot check the index of strategy {strategy}: {type(exc).__name__}: {exc}"
-                ]
+            except Exception as exc:  # the data dir unreadable, the database gone: not ready, say why (no SQL)
+                self.problems[strategy] = [f"cannot check the index of strategy {strategy}: {described(exc)}"]
 
     def answerer(self, loaded: Loaded, name: str, retriever: str):
         key = (name, retriever)
@@ -211,6 +272,8 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
     )
 
     app.add_middleware(BodyLimit, limit=MAX_BODY)
+    app.add_middleware(Contained, log=log)
+    refusals(app)
 
     @app.get("/healthz")
     def healthz() -> dict:
@@ -241,6 +304,10 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
         retriever = body.retriever or service.served.settings.retriever
         if retriever not in RETRIEVERS:
             raise HTTPException(400, f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
+        if retriever == "rerank-llm" and "generate" not in service.answerer_names:
+            raise HTTPException(
+                400, "this service does not run the generator (--answerers has no generate): rerank-llm needs it"
+            )
         strategy = body.strategy or service.default_strategy
         if strategy not in service.loaded and strategy not in service.problems:
             if strategy not in STRATEGIES:
@@ -254,12 +321,14 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         loop = asyncio.get_running_loop()
-        if body.answerer == "generate":
+        if body.answerer == "generate" or retriever.startswith("rerank"):  # the expensive ones: one gate
             try:
                 await gate.enter(request, settings.timeout_s)
             except Busy as busy:
                 raise HTTPException(
-                    429, "too many answers decoding or waiting: retry later", {"Retry-After": str(busy.retry_after)}
+                    429,
+                    "too many answers generating, reranking or waiting: retry later",
+                    {"Retry-After": str(busy.retry_after)},
                 ) from None
             t0 = time.perf_counter()
             try:

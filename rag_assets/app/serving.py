@@ -19,7 +19,14 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 
 from rag_assets.answering.answerer import build_answerer, serving_strategy, with_titles
-from rag_assets.app.instance import check_instance, open_instance, readable_home, storage_failure, use_data_dir
+from rag_assets.app.instance import (
+    check_instance,
+    described,
+    open_instance,
+    readable_home,
+    storage_failure,
+    use_data_dir,
+)
 from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import model_and_strategy, model_strategy_key
@@ -323,6 +330,6 @@ def opened(settings: Settings):
         if cause is None:
             raise
         raise IndexNotReady(
-            f"cannot read the run history of {layout.root}: {type(cause).__name__}: {cause} (is the disk, or the "
-            "temporary folder, full?)"
+            f"cannot read the run history of {layout.root}: {described(cause)} (is the disk, or the temporary "
+            "folder, full? is the database up?)"
         ) from None

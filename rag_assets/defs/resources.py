@@ -155,6 +155,7 @@ class GeneratorResource(ConfigurableResource):
     model: str = ""
     url: str = ""
     url_model: str = ""
+    url_timeout_s: float = 120.0
     answerers: str = "generate,extractive"
     max_new_tokens: int = catalog.MAX_NEW_TOKENS
     input_budget: int = catalog.INPUT_BUDGET
@@ -169,7 +170,7 @@ class GeneratorResource(ConfigurableResource):
         """This process's one generator for these settings (the weights load on first use; an
         endpoint is checked first, and refused in one line when it cannot answer)."""
         if self.url:
-            return _endpoint(self.url, self.url_model, self.max_new_tokens)
+            return _endpoint(self.url, self.url_model, self.max_new_tokens, self.url_timeout_s)
         return _lm(self.model, self.max_new_tokens, self.answer_prefix)
 
     def answerer_names(self) -> list[str]:
@@ -180,8 +181,8 @@ class GeneratorResource(ConfigurableResource):
 
 
 @lru_cache(maxsize=1)
-def _endpoint(url: str, model: str, max_new_tokens: int) -> EndpointLM:
-    lm = EndpointLM(url, model, max_new_tokens)
+def _endpoint(url: str, model: str, max_new_tokens: int, timeout_s: float) -> EndpointLM:
+    lm = EndpointLM(url, model, max_new_tokens, timeout_s)
     lm.check()
     return lm
 
@@ -220,6 +221,7 @@ def from_settings(settings: Settings) -> dict:
             model=settings.generator,
             url=settings.generator_url,
             url_model=settings.generator_model,
+            url_timeout_s=settings.generator_timeout_s,
             max_new_tokens=settings.max_new_tokens,
             input_budget=settings.input_budget,
             answer_prefix=settings.answer_prefix,

@@ -43,8 +43,8 @@ def _pieces(spec, count_tokens):
     if spec.kind == "semchunk":
         import semchunk
 
-        chunker = semchunk.chunkerify(count_tokens if tokens else len, size)
-        return lambda text: chunker(text, offsets=True, overlap=overlap or None)
+        chunker = semchunk.chunkerify(count_tokens if tokens else len, size)  # it reads a share below 1 itself
+        return lambda text: chunker(text, offsets=True, overlap=spec.overlap or None)
     import chonkie
 
     counter = count_tokens if tokens else "character"

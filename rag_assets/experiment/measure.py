@@ -14,6 +14,7 @@ configuration's settings, fingerprint, costs and the passages it returned (for T
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -104,7 +105,7 @@ def measure(
     endpoint records); `lm()`: the local generator, for an LLM reranker; `progress(stage, done,
     total)` follows embedding and ranking. Raises what its arms raise (an endpoint that fails, a
     chunk that cannot be placed): the caller records nothing for it."""
-    step = (lambda stage: lambda done, total: progress(stage, done, total)) if progress else (lambda stage: None)
+    step = (lambda stage: functools.partial(progress, stage)) if progress else (lambda stage: None)
     t_build = time.perf_counter()
     records = layout.endpoint_records
     model = embedders.make(config.embedder.spec, records) if config.embedder else None

@@ -38,6 +38,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag_assets import environment, storage
+from rag_assets.retrieval import bounded
 from rag_assets.retrieval.embedding import REFERENCE_TOKENIZER, reference_tokens
 from rag_assets.retrieval.specs import EmbeddingEndpoint, RerankEndpoint
 from rag_assets.retrieval.specs import Endpoint as EndpointSettings
@@ -53,6 +54,7 @@ RERANK_PROBE = ("how many moons does Mars have?", PROBE[2:])
 PROBE_TOLERANCE = 1e-4
 MAX_DIM = 16_384
 MAX_RESPONSE_BYTES = 64 << 20  # an embeddings answer of 2,048 texts of 1,024 floats is about 40 MiB
+BYTES_PER_VECTOR = MAX_DIM * 24  # a vector as JSON, at most: what an answer for n texts may need
 RETRIED = {408, 409, 425, 429, 500, 502, 503, 504}
 BACKOFF_S = 0.5
 SHOWN = 160  # characters of an error body shown
@@ -159,10 +161,7 @@ class Endpoint:
     def client(self):
         with self._lock:
             if self._client is None:
-                import httpx
-
-                limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-                self._client = httpx.Client(limits=limits, timeout=self.timeout_s)
+                self._client = bounded.client(self.timeout_s, MAX_RESPONSE_BYTES, self.concurrency)
             return self._client
 
     def close(self) -> None:
@@ -170,37 +169,31 @@ class Endpoint:
             self._client.close()
             self._client = None
 
-    def _once(self, url: str, payload: dict, key: str | None):
-        """(status, body bytes), the body read within the deadline and the size cap."""
-        deadline = time.monotonic() + self.timeout_s
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        with self.client.stream("POST", url, json=payload, headers=headers) as answer:
-            body = bytearray()
-            for part in answer.iter_bytes():
-                body += part
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise EndpointError(f"{self.label}: answered more than {MAX_RESPONSE_BYTES >> 20} MiB")
-                if time.monotonic() > deadline:
-                    raise TimeoutError
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            return answer.status_code, bytes(body)
-
-    def post(self, path: str, payload: dict, shape: type[BaseModel]):
-        """The answer to `payload` at `path`, read as `shape`; retried on 429, 5xx and timeouts."""
+    def post(self, path: str, payload: dict, shape: type[BaseModel], max_bytes: int = MAX_RESPONSE_BYTES):
+        """The answer to `payload` at `path`, read as `shape`; retried on 429, 5xx and timeouts.
+        The answer is read within `timeout_s` and `max_bytes` (what this call can need)."""
         import httpx
 
         url, key = self.url + path, self._key()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         for attempt in range(self.retries + 1):
             try:
-                status, body = self._once(url, payload, key)
-            except (httpx.TimeoutException, TimeoutError):
+                with self.client.stream("POST", url, json=payload, headers=headers) as answer:
+                    body = bytearray()
+                    for part in answer.iter_bytes():
+                        body += part
+                        if len(body) > max_bytes:
+                            raise bounded.Oversized(f"an answer larger than {max_bytes:,} bytes")
+                    status = answer.status_code
+            except bounded.Oversized:
+                raise EndpointError(f"{self.label}: answered more than {max_bytes:,} bytes") from None
+            except httpx.TimeoutException:
                 why = f"no whole answer within {self.timeout_s:g} s"
             except httpx.TransportError as exc:
                 why = f"unreachable ({type(exc).__name__})"
             else:
                 if status == 200:
-                    return self._read(body, shape)
+                    return self._read(bytes(body), shape)
                 why = f"HTTP {status}" + (f": {scrubbed(body.decode('utf-8', 'replace'), key)}" if body else "")
                 if status not in RETRIED:
                     raise EndpointError(f"{self.label}: {why}")
@@ -317,7 +310,10 @@ class EndpointEmbedder(_Probed):
 
     def _batch(self, texts: list[str]) -> np.ndarray:
         answer = self.endpoint.post(
-            "/embeddings", {"model": self.endpoint.model, "input": texts, "encoding_format": "float"}, _Embeddings
+            "/embeddings",
+            {"model": self.endpoint.model, "input": texts, "encoding_format": "float"},
+            _Embeddings,
+            min(MAX_RESPONSE_BYTES, (1 << 16) + len(texts) * BYTES_PER_VECTOR),
         )
         label = self.endpoint.label
         indexes = sorted(v.index for v in answer.data)
@@ -401,7 +397,7 @@ class EndpointReranker(_Probed):
         payload = {"query": query, "documents": list(passages), "return_documents": False}
         if self.endpoint.model:
             payload["model"] = self.endpoint.model
-        answer = self.endpoint.post("/rerank", payload, _Ranked)
+        answer = self.endpoint.post("/rerank", payload, _Ranked, (1 << 16) + 512 * len(passages))
         scores = np.full(len(passages), math.nan)
         for r in answer.results:
             value = r.relevance_score if r.relevance_score is not None else r.score

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 from pathlib import Path
 
 from rag_assets.app.options import CommandError, add_data_dir, add_dataset, dataset_of, refusing, settings_of, writable
@@ -88,10 +89,19 @@ def init_command(args: argparse.Namespace) -> int:
     from rag_assets.experiment import spec
 
     dataset = dataset_of(args)
-    out = Path(args.out) if args.out else dataset.root / spec.FILE_NAME
+    out = Path(args.out).expanduser() if args.out else dataset.root / spec.FILE_NAME
+    if out.is_symlink():
+        raise CommandError(f"{out} is a link: an experiment file is written as a file of its own, never through one")
+    if out.exists() and not out.is_file():
+        raise CommandError(f"{out} is not a file: give --out a file name such as experiment.yaml")
     if out.exists() and not args.force:
         raise CommandError(f"{out} exists: check it with `rag-assets check --experiment {out}`, or --force")
-    out.write_text(template(), encoding="utf-8")
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(template())
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     experiment = spec.load(out)
     print(f"wrote {out}: {len(experiment.configurations)} configurations; check it with `rag-assets check`")
     return 0

@@ -274,6 +274,13 @@ def _experiment_plan(defs, instance, experiment) -> list:
     from rag_assets.app.serving import stale_resolver
     from rag_assets.defs.experiment import sources
 
+    endpoints = len(experiment.endpoints())
+    print(
+        f"recording the fingerprints of {len(experiment.configurations)} configurations"
+        + (f" ({endpoints} endpoints probed)" if endpoints else "")
+        + " ...",
+        flush=True,
+    )
     changed = sources.record_versions(instance, experiment, defs.resources, log=lambda line: print(f"  {line}"))
     if changed:
         print(f"new configuration versions: {', '.join(changed)}")

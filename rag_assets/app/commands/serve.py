@@ -15,16 +15,19 @@ from pathlib import Path
 
 from rag_assets import environment
 from rag_assets.app.options import (
+    CommandError,
     add_data_dir,
     add_dataset,
     add_embedder,
     add_generator,
     add_instance,
-    count,
     dataset_of,
+    free_port,
     port,
     refusing,
+    seconds,
     settings_of,
+    whole,
 )
 from rag_assets.settings import Settings
 
@@ -44,11 +47,28 @@ def add(sub) -> None:
     serve.add_argument("--keys", help="the keys file (`rag-assets keys add`; default: keys.json in the data dir)")
     serve.add_argument("--strategy", choices=list(STRATEGIES), help="the default strategy (default: the serving one)")
     serve.add_argument("--answerers", default="extractive,generate", help="answerers offered (default: both)")
-    serve.add_argument("--workers", type=count, default=1, help="server processes on the port (default: 1)")
-    serve.add_argument("--generating", type=count, default=1, help="answers decoding at once, per worker (default: 1)")
-    serve.add_argument("--queue", type=int, default=8, help="answers waiting to decode; beyond: 429 (default: 8)")
-    serve.add_argument("--timeout", type=float, default=120.0, help="seconds a request may take (default: 120)")
-    serve.add_argument("--check-every", type=float, default=5.0, help="seconds between freshness checks (default: 5)")
+    serve.add_argument("--workers", type=whole(1, 64), default=1, help="server processes on the port (default: 1)")
+    serve.add_argument(
+        "--generating",
+        type=whole(1, 64),
+        default=1,
+        help="expensive answers (generated, or reranked) at once, per worker (default: 1)",
+    )
+    serve.add_argument(
+        "--queue",
+        type=whole(0, 10_000),
+        default=8,
+        help="expensive answers waiting for a slot; beyond: 429 (default: 8; 0: none wait)",
+    )
+    serve.add_argument(
+        "--timeout", type=seconds(0.1, 3600), default=120.0, help="seconds a request may take (default: 120)"
+    )
+    serve.add_argument(
+        "--check-every",
+        type=seconds(0.1, 3600),
+        default=5.0,
+        help="seconds between freshness checks (default: 5)",
+    )
     serve.add_argument("--log-text", action="store_true", help="also log questions and answers (off: ids only)")
     add_generator(serve, endpoint=False)
     add_embedder(serve)
@@ -64,6 +84,17 @@ def add(sub) -> None:
     )
     model.add_argument("--port", type=port, default=8000)
     model.add_argument("--name", default="smollm2-135m-instruct", help="the model's name in the API")
+    model.add_argument(
+        "--keys",
+        help="a keys file (`rag-assets keys add`): every request needs one of its keys; without it, "
+        "serve-model listens on loopback only",
+    )
+    model.add_argument(
+        "--queue", type=whole(0, 10_000), default=8, help="requests waiting for the model; beyond: 429 (default: 8)"
+    )
+    model.add_argument(
+        "--timeout", type=seconds(0.1, 3600), default=300.0, help="seconds a request may take (default: 300)"
+    )
     model.set_defaults(func=serve_model)
 
 
@@ -93,6 +124,7 @@ def command(args: argparse.Namespace) -> int:
     from rag_assets.layout import DataDir
 
     settings = settings_of(args, dataset_of(args), served=True, experiment="")
+    free_port(args.host, args.port)
     keys = Path(args.keys) if args.keys else DataDir(settings.data_dir).root / "keys.json"
     with refusing(KeysFileError, ValueError):  # refused here, in one line, rather than in every worker
         KeyRing.load(keys)
@@ -109,6 +141,7 @@ def command(args: argparse.Namespace) -> int:
         handed.touch(mode=0o600)
         values = dataclasses.asdict(serving)  # with the instance's URL: a file only this user reads
         handed.write_text(json.dumps(values))
+        environment.drop(environment.POSTGRES_URL)  # the workers read the URL from the file, never inherit it
         environment.put(WORKER_FILE, str(handed))  # inherited by the workers uvicorn starts: a path, no secret
         uvicorn.run(
             "rag_assets.app.commands.serve:worker_app",
@@ -158,7 +191,10 @@ def app(serving: Serving):
         # the workers share the cores: torch's own thread pool per worker, sized for its share, or
         # two decoders on two cores each spin four threads and every answer takes ten times as long
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // serving.workers))
-        lm.load_weights()
+        from rag_assets.app.model_server import loaded
+
+        with refusing(FileNotFoundError, ValueError):
+            loaded(lm)
     limits = ServiceSettings(
         serving.generating, serving.queue, serving.timeout, serving.check_every, log_text=serving.log_text
     )
@@ -181,8 +217,21 @@ def app(serving: Serving):
 
 def serve_model(args: argparse.Namespace) -> int:
     """The generator behind an OpenAI-compatible endpoint, until interrupted."""
-    from rag_assets.app.model_server import serve
+    from rag_assets.app import model_server
+    from rag_assets.app.keys import KeyRing, KeysFileError
 
-    with refusing(FileNotFoundError):
-        serve(args.generator or "", args.host, args.port, args.name)
+    keys = None
+    if args.keys:
+        with refusing(KeysFileError):
+            keys = KeyRing.load(Path(args.keys))
+    elif args.host not in model_server.LOOPBACK:
+        raise CommandError(
+            f"serve-model answers anyone who reaches {args.host}: give --keys FILE, or listen on 127.0.0.1"
+        )
+    free_port(args.host, args.port)
+    from rag_assets.answering.generation import LocalLM
+
+    with refusing(FileNotFoundError, ValueError):
+        lm = model_server.loaded(LocalLM(args.generator or "", answer_prefix=""))
+    model_server.serve(lm, args.host, args.port, args.name, keys, args.queue, args.timeout)
     return 0
