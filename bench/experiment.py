@@ -7,7 +7,7 @@ embedding through infinity-emb on loopback against the same model in process.
 The sweep runs `rag-assets run --experiment` in a fresh data dir on a copy of the bundled
 corpus. The throughput comparison alternates endpoint and in-process rounds (the machine is shared
 and noisy) on the same 1,000 passages and compares medians; the endpoint gets requests of 32 texts
-and of the default (rag_assets.retrieval.remote.BATCH), two at a time, the in-process model
+and of the default (rag_assets.retrieval.specs.BATCH), two at a time, the in-process model
 (minilm-fp32: the same fp32 weights on torch) encodes in batches of 32. Last, the LLM reranker
 behind `rag-assets serve-model`'s /rerank: seconds per question at depth 10 on passages of
 strategy E (5 questions, median).
@@ -95,7 +95,8 @@ def sweep() -> None:
 def throughput(rounds: int = 3) -> None:
     from rag_assets.retrieval import packaged
     from rag_assets.retrieval.embedding import model_path
-    from rag_assets.retrieval.remote import BATCH, Endpoint, EndpointEmbedder
+    from rag_assets.retrieval.remote import EndpointEmbedder
+    from rag_assets.retrieval.specs import BATCH, EmbeddingEndpoint
     from tests.servers import infinity_server
 
     _, chunks = bundled_chunks("C")
@@ -104,7 +105,10 @@ def throughput(rounds: int = 3) -> None:
     reference = local.encode(texts[:200])
     with infinity_server(model_path()) as base:
         for batch in sorted({32, BATCH}):
-            served = EndpointEmbedder(Endpoint(base, f"{model_path().parent.name}/model"), None, batch, 2)
+            spec = EmbeddingEndpoint(
+                url=base, model=f"{model_path().parent.name}/model", batch_size=batch, concurrency=2
+            )
+            served = EndpointEmbedder(spec, None)
             served.encode(texts[:64])
             rates = {"endpoint": [], "in process": []}
             for _ in range(rounds):
@@ -123,13 +127,14 @@ def throughput(rounds: int = 3) -> None:
 
 
 def rerank_cost(questions: int = 5, depth: int = 10) -> None:
-    from rag_assets.retrieval.remote import Endpoint, EndpointReranker
+    from rag_assets.retrieval.remote import EndpointReranker
+    from rag_assets.retrieval.specs import RerankEndpoint
     from tests.servers import model_server
 
     _, chunks = bundled_chunks("E")
     texts = chunks["text"].tolist()
     with model_server() as base:
-        reranker = EndpointReranker(Endpoint(base, "smollm2-135m-instruct"), depth)
+        reranker = EndpointReranker(RerankEndpoint(url=base, model="smollm2-135m-instruct", depth=depth))
         reranker.score("warm up", texts[:2])
         seconds = []
         for i in range(questions):
