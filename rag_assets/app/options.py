@@ -262,6 +262,21 @@ def dataset_of(args: argparse.Namespace):
         return Dataset(chosen).check()
 
 
+def experiment_of(root: Path, named: str | None):
+    """The experiment file beside the documents (or the one `named`), read and checked: its path and
+    the experiment; a one-line refusal when there is none or it does not hold."""
+    from rag_assets.experiment import spec
+
+    path = spec.find(root, named or None)
+    if path is None:
+        raise CommandError(
+            f"no experiment file: {root / spec.FILE_NAME} does not exist; write one with "
+            "`rag-assets init` or name one with --experiment FILE"
+        )
+    with refusing(spec.ExperimentError, ValueError):
+        return path, spec.load(path)
+
+
 def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given) -> Settings:
     """The command's Settings: the $RAG_ASSETS_* defaults, then (`served`: for `ask` and `serve`) the
     configuration `rag-assets use` chose for the data dir, then what its options name (and

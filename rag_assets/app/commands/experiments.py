@@ -11,7 +11,16 @@ import math
 import os
 from pathlib import Path
 
-from rag_assets.app.options import CommandError, add_data_dir, add_dataset, dataset_of, refusing, settings_of, writable
+from rag_assets.app.options import (
+    CommandError,
+    add_data_dir,
+    add_dataset,
+    dataset_of,
+    experiment_of,
+    refusing,
+    settings_of,
+    writable,
+)
 
 # Texts a second each embedder kind encodes on this 2-core machine (bench/experiment.py measures
 # them): only for check's estimate, which says it is one.
@@ -114,11 +123,7 @@ def check_command(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     dataset = dataset_of(args)
-    path = spec.find(dataset.root, args.experiment)
-    if path is None:
-        raise CommandError(f"no experiment file: {dataset.root / spec.FILE_NAME} does not exist (`rag-assets init`)")
-    with refusing(spec.ExperimentError):
-        experiment = spec.load(path)
+    path, experiment = experiment_of(dataset.root, args.experiment)
     from rag_assets.layout import DataDir
 
     notes = _probe_endpoints(experiment, DataDir(args.data_dir).endpoint_records)
@@ -139,15 +144,10 @@ def check_command(args: argparse.Namespace) -> int:
 
 def use_command(args: argparse.Namespace) -> int:
     from rag_assets.app import served_choice
-    from rag_assets.experiment import spec
     from rag_assets.layout import DataDir
 
     dataset = dataset_of(args)
-    path = spec.find(dataset.root, args.experiment)
-    if path is None:
-        raise CommandError(f"no experiment file: {dataset.root / spec.FILE_NAME} does not exist (`rag-assets init`)")
-    with refusing(spec.ExperimentError):
-        experiment = spec.load(path)
+    path, experiment = experiment_of(dataset.root, args.experiment)
     with refusing(KeyError, served_choice.NotServable, ValueError):
         config = experiment.configuration(args.config)
         settings = settings_of(args, dataset)

@@ -21,6 +21,7 @@ from rag_assets.app.options import (
     checked_endpoint,
     count,
     dataset_of,
+    experiment_of,
     megabytes,
     refusing,
     settings_of,
@@ -118,16 +119,8 @@ def command(args: argparse.Namespace) -> int:
     check_compute(settings)
     experiment = None
     if args.experiment is not None:
-        from rag_assets.experiment import spec
-
-        found = spec.find(Path(settings.dataset), args.experiment or None)
-        if found is None:
-            raise CommandError(
-                f"no experiment file: {Path(settings.dataset) / spec.FILE_NAME} does not exist; write one with "
-                "`rag-assets init` or name one with --experiment FILE"
-            )
-        with refusing(spec.ExperimentError, ValueError):
-            experiment = spec.load(found)
+        found, experiment = experiment_of(Path(settings.dataset), args.experiment)
+        with refusing(ValueError):
             settings = settings.replace(experiment=str(found))
     if settings.generator_url:  # an endpoint that cannot answer is refused before the run starts
         checked_endpoint(settings)
