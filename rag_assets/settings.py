@@ -47,6 +47,8 @@ class Settings:
     data_dir: str = str(DEFAULT_DATA_DIR)  # a folder, or an fsspec URL such as s3://bucket/prefix
     dataset: str = str(catalog.BUNDLED_DATASET)
     models: str = catalog.DEFAULT_EMBEDDER  # comma-separated; the first is the one answers come from
+    # why these models: who named them, or the corpus languages they were chosen for (model_choice)
+    model_choice: str = ""
     engine: str = "local"
     ray_address: str = ""
     ann_min_chunks: int = catalog.ANN_MIN_CHUNKS

@@ -14,7 +14,7 @@ from rag_assets.defs import build_definitions, build_served_definitions
 from rag_assets.retrieval.packaged import PACKAGED
 from rag_assets.settings import Settings, SettingsError
 
-MODELS = ["minilm", "minilm-fp32", "mpnet", "me5-small"]
+MODELS = ["minilm", "minilm-fp32", "mpnet", "me5-small", "me5-small-int8"]
 BY_MODEL = [f"{m}|{s}" for m in MODELS for s in ["A", "B", "C", "D", "E", "F", "W", "doc"]]
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = {

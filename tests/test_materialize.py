@@ -210,7 +210,7 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     data_dir = tmp_path / "data"
     assert main(["run", "--dataset", str(tiny_dataset), "--data-dir", str(data_dir), "--strategies", "A,E"]) == 0
     out = capsys.readouterr().out
-    assert "[1/6] unpartitioned roots: corpus_snapshot, drafted_questions, ground_truth" in out
+    assert "[1/?] unpartitioned roots: corpus_snapshot, drafted_questions, ground_truth" in out
     assert "[3/6] partition minilm|A: embeddings, hnsw_index" in out
     assert "[6/6] downstream of partitions: retrieval_runs" in out
     assert "chunk_sets[E]:" in out and "all asset checks passed" in out

@@ -120,7 +120,7 @@ def test_the_asset_list_shows_everything_materialised_and_nothing_stale(ui, page
         for asset in ASSETS:
             row = rows[asset]
             if asset in ("embeddings", "hnsw_index"):  # model x strategy: the default model's 8 materialised,
-                assert row.split("\n")[-5:] == ["8", "24", "0", "0", "32 partitions"], (asset, row)  # 3 models' not
+                assert row.split("\n")[-5:] == ["8", "32", "0", "0", "40 partitions"], (asset, row)  # 4 models' not
                 continue
             assert "Materialized" in row or row.count("All") == 1 and "8 partitions" in row, (asset, row)
         text = page.inner_text("body")
@@ -230,8 +230,8 @@ def test_embeddings_show_each_model_by_strategy(ui, page):
     with looking_at(page, "embeddings"):
         visit(page, ui + "/assets/embeddings?view=partitions", "Materialized (")
         text = page.inner_text("body")
-        assert "Materialized (8)" in text and "Missing (24)" in text and "Failed (0)" in text, text[:2000]
-        for model in ("minilm", "me5-small", "mpnet"):
+        assert "Materialized (8)" in text and "Missing (32)" in text and "Failed (0)" in text, text[:2000]
+        for model in ("minilm", "me5-small", "me5-small-int8", "mpnet"):
             assert model in text, (model, text)
         assert not page.errors, page.errors
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from rag_assets.catalog import ANSWERERS, DEFAULT_EMBEDDER, PACKAGED
+from rag_assets.catalog import ANSWERERS, DEFAULT_EMBEDDER, MULTILINGUAL_EMBEDDER, PACKAGED
 from rag_assets.settings import DEFAULT_DATA_DIR, Settings
 
 
@@ -189,7 +189,8 @@ def add_models(p: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help=f"the embedding models to materialise and compare, comma-separated ({', '.join(PACKAGED)}): "
         f"each has its own partitions of embeddings and HNSW graphs; the first is the one `ask` serves from; "
-        f"default: $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
+        f"default: $RAG_ASSETS_MODELS, else chosen from the corpus's languages ({DEFAULT_EMBEDDER} for English, "
+        f"{MULTILINGUAL_EMBEDDER} otherwise, both for a mixed corpus)",
     )
 
 
@@ -199,7 +200,8 @@ def add_embedder(p: argparse.ArgumentParser) -> None:
         choices=list(PACKAGED),
         help="the embedding model to answer with (its embeddings must be materialised: `run --models`): "
         + "; ".join(f"{k} ({v.about})" for k, v in PACKAGED.items())
-        + f"; default: the first of $RAG_ASSETS_MODELS, else {DEFAULT_EMBEDDER}",
+        + f"; default: the first of $RAG_ASSETS_MODELS, else the one the last run embedded with (models.json), "
+        f"else {DEFAULT_EMBEDDER}",
     )
 
 
@@ -282,6 +284,7 @@ def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given
     configuration `rag-assets use` chose for the data dir, then what its options name (and
     `given`); refused in one line when they cannot work. The instance's URL is checked to answer."""
     from rag_assets.app.instance import postgres_url
+    from rag_assets.layout import DataDir
 
     from_options = {
         "data_dir": args.data_dir,
@@ -298,12 +301,25 @@ def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given
 
     with refusing(ValueError):
         postgres = postgres_url(_instance_url(args))
-        defaults = Settings.from_environment(environment.for_child(**{environment.SETTINGS_FILE: ""}))
+        environ = environment.for_child(**{environment.SETTINGS_FILE: ""})
+        defaults = Settings.from_environment(environ)
+        chosen = {}
         if served:
             from rag_assets.app import served_choice
-            from rag_assets.layout import DataDir
 
-            defaults = defaults.replace(**served_choice.read(DataDir(args.data_dir)))
+            chosen = served_choice.read(DataDir(args.data_dir))
+            defaults = defaults.replace(**chosen)
+        named = (  # in the order they override each other
+            ("--models" if getattr(args, "models", None) else "--embedder" if getattr(args, "embedder", None) else "")
+            or ("`rag-assets use`" if "models" in chosen else "")
+            or ("$RAG_ASSETS_MODELS" if "models" in environment.settings_values(environ) else "")
+        )
+        if named:
+            defaults = defaults.replace(model_choice=f"named by {named}")
+        else:  # the models the last run chose for the corpus's languages (corpus_models)
+            from rag_assets.app import corpus_models
+
+            defaults = defaults.replace(**corpus_models.read(DataDir(args.data_dir)))
         return defaults.replace(**from_options, **given, postgres=postgres)
 
 

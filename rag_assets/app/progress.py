@@ -29,6 +29,8 @@ class RunReport:
     failed_checks: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     materialized: int = 0
+    languages: dict[str, float] = field(default_factory=dict)  # the corpus's, by share of characters
+    named: bool = False  # the models were named (a model chosen for the corpus is never warned about)
 
     def add(self, result) -> list[str]:
         """Record one run's materialisations and checks; return its progress lines."""
@@ -89,6 +91,21 @@ class RunReport:
             lines.append(f"  {event.step_key}: {error.cls_name}: {error.message.strip().splitlines()[0]}")
         return f"run {result.run_id[:8]} failed (its full log is in the UI):\n" + "\n".join(lines)
 
+    def _coverage_warnings(self) -> list[str]:
+        """A line per embedded model not trained on most of the corpus, with its chunks over the window."""
+        from rag_assets.retrieval.model_choice import coverage_warning
+
+        lines = []
+        for model in dict.fromkeys(m for m, _ in self.embeddings) if self.named else ():
+            over = {
+                s: (cost["over_window"], self.chunk_sets.get(s, {}).get("chunks", 0))
+                for (m, s), cost in self.embeddings.items()
+                if m == model and "over_window" in cost
+            }
+            line = coverage_warning(model, self.languages, over)
+            lines += [line] if line else []
+        return lines
+
     def summary(self, seconds: float) -> str:
         out = [f"\n{self.materialized} materialisations in {seconds:.1f}s"]
         if self.chunk_sets:
@@ -107,5 +124,5 @@ class RunReport:
         out.append(
             "all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}"
         )
-        out += [f"warning: {w}" for w in self.warnings]
+        out += [f"warning: {w}" for w in self.warnings + self._coverage_warnings()]
         return "\n".join(out)

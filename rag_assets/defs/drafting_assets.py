@@ -1,5 +1,7 @@
 """drafted_questions: a thin wrapper over rag_assets.drafting (candidates, drafter, filters)."""
 
+import dataclasses
+
 import pandas as pd
 from dagster import AssetExecutionContext, asset
 
@@ -10,6 +12,7 @@ from rag_assets.defs.resources import DataDirResource, DatasetResource, Generato
 from rag_assets.drafting.drafter import NeedsLocalGenerator, draft_set, prompt_identity
 from rag_assets.drafting.filters import OVERLAP_CAP
 from rag_assets.progress_bars import Bars
+from rag_assets.retrieval import model_choice
 
 
 @asset(
@@ -50,4 +53,12 @@ def drafted_questions(
             cache_root=data_dir.layout.draft_cache,
             progress=bars.stage,
         )
+    shares = model_choice.corpus_languages(corpus_snapshot)
+    why = model_choice.generator_cannot_write(generator.packaged, shares)
+    if why and not drafted.table.empty:  # drafted here (written questions leave the table empty)
+        line = (
+            f"{why}: its drafts mostly fail the language filter ({drafted.figures['drafted']} questions kept); write "
+            "questions.jsonl in the corpus's language, or give --generator a model that writes it"
+        )
+        drafted = dataclasses.replace(drafted, warnings=[*drafted.warnings, line])
     yield from recorded(context, drafted)

@@ -10,6 +10,7 @@ from rag_assets.defs.partitions import model_strategy_key
 from rag_assets.defs.resources import DataDirResource, EmbedderResource, GeneratorResource, RetrievalSettings
 from rag_assets.evaluation.answer_eval import compare_answerers_on
 from rag_assets.report import Link
+from rag_assets.retrieval import model_choice
 
 
 @asset(
@@ -38,6 +39,11 @@ def generation_eval(
     Answers are cached by prompt, model and decoding settings: a rerun decodes only new prompts."""
     model = embedder.primary  # the model `ask` serves from
     strategy = retrieval.serving({s for s in chunk_sets if model_strategy_key(model, s) in embeddings})
+    shares = model_choice.corpus_languages(corpus_snapshot)
+    answerers, left_out = model_choice.answerers_for(generator.answerer_names(), generator.packaged, shares)
+    sampled = generator.eval_answerable or generator.eval_unanswerable or generator.eval_out_of_domain
+    if left_out and sampled:  # nothing is answered with --no-llm: nothing to say
+        context.log.warning(left_out)
     report = compare_answerers_on(
         data_dir.layout,
         strategy,
@@ -50,8 +56,9 @@ def generation_eval(
         retrieval.threshold(model),
         generator.input_budget,
         generator.eval_batch,
-        generator.answerer_names(),
+        answerers,
         context.log.info,
+        left_out,
     )
     if report.markdown:
         report.figures["comparison_path"] = Link(data_dir.layout.relative(report.write(data_dir.layout.reports)))

@@ -1,6 +1,7 @@
 """embeddings and hnsw_index, one partition per (model, strategy), and bm25_index, one per
 strategy: thin wrappers over the core."""
 
+import dataclasses
 import hashlib
 import time
 
@@ -65,6 +66,8 @@ def embeddings(
     engine = compute.runner(context.log.info)
     with Bars(label("embeddings", context.partition_key), "chunk") as progress:
         done = embed_chunks(chunk_sets, model, data_dir.layout.embedding_cache, engine, progress, seed)
+    if embedder.chosen_because:
+        done = dataclasses.replace(done, figures={**done.figures, "model_choice": embedder.chosen_because})
     yield from recorded(context, done)
 
 

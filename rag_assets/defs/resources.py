@@ -67,6 +67,7 @@ class EmbedderResource(ConfigurableResource):
     HNSW graphs, and retrieval runs compare them; the first is the one `ask` serves from."""
 
     models: str = catalog.DEFAULT_EMBEDDER
+    chosen_because: str = ""  # who named them, or the corpus languages they were chosen for
 
     def names(self) -> list[str]:
         return catalog.model_names(self.models)
@@ -176,6 +177,11 @@ class GeneratorResource(ConfigurableResource):
     def answerer_names(self) -> list[str]:
         return catalog.answerer_names(self.answerers)
 
+    @property
+    def packaged(self) -> bool:
+        """Whether the answers come from the packaged generator (English only)."""
+        return not self.model and not self.url
+
     def eval_sample(self) -> Sample:
         return Sample(self.eval_answerable, self.eval_unanswerable, self.eval_out_of_domain, self.eval_seed)
 
@@ -206,7 +212,7 @@ def from_settings(settings: Settings) -> dict:
             **({"max_file_mb": settings.max_file_mb} if settings.max_file_mb else {}),
         ),
         "data_dir": DataDirResource(root=str(layout.root)),
-        "embedder": EmbedderResource(models=settings.models),
+        "embedder": EmbedderResource(models=settings.models, chosen_because=settings.model_choice),
         "compute": ComputeResource(engine=settings.engine, ray_address=settings.ray_address),
         "retrieval": RetrievalSettings(
             cross_encoder=settings.cross_encoder,

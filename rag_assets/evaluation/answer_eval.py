@@ -50,21 +50,27 @@ class AnswerEvaluation:
     cache: dict = field(default_factory=dict)  # generated answers reused from the cache, and decoded
     failures: dict = field(default_factory=dict)  # an endpoint's failures by kind, retries included
 
-    def report(self, strategy: str, generator: str, truth: pd.DataFrame, sample: pd.DataFrame, batch: int) -> Report:
+    def report(
+        self, strategy: str, generator: str, truth: pd.DataFrame, sample: pd.DataFrame, batch: int, left_out: str = ""
+    ) -> Report:
         """The answerers compared paired by question (`comparison`: one Holm family), each one's
-        summary, and the figures `generation_eval` shows; `generator` is the model's identity."""
+        summary, and the figures `generation_eval` shows; `generator` is the model's identity;
+        `left_out`: why an answerer asked for was not run (answerers_left_out)."""
         origin = gt.origin_figures(truth)
         comparison = comparison_markdown(self.comparison, self.latency)
         summary = summary_markdown(self.summary)
         warning = f"> **{origin['drafted_questions_warning']}**\n\n" if "drafted_questions_warning" in origin else ""
         markdown = (
             f"# Answerers, paired by question\n\n{warning}- questions: `{origin['questions']}`\n"
-            f"- generator: `{generator}`\n- strategy {strategy}, retriever {self.retriever}\n\n{comparison}\n\n"
+            f"- generator: `{generator}`\n- strategy {strategy}, retriever {self.retriever}\n"
+            + (f"- {left_out}\n" if left_out else "")
+            + f"\n{comparison}\n\n"
             f"## Each answerer\n\n{summary}\n"
         )
         shown = self.scored[self.scored["kind"] == "answerable"].head(3)
         figures = {
             **origin,
+            **({"answerers_left_out": left_out} if left_out else {}),
             "generator": generator,
             "strategy": strategy,
             "retriever": self.retriever,
@@ -192,6 +198,7 @@ def compare_answerers_on(
     batch: int,
     answerers: list[str],
     log: Callable[[str], None] = print,
+    left_out: str = "",
 ) -> Report:
     """`evaluate_answers` on the sample `spec` draws from `truth` (one phrasing per question),
     answered from `strategy` (`tables()` reads its chunks and embeddings; `lm()` loads the
@@ -223,7 +230,7 @@ def compare_answerers_on(
         answerers,
         log,
     )
-    report = result.report(strategy, generator.identity, truth, sample, batch)
+    report = result.report(strategy, generator.identity, truth, sample, batch, left_out)
     report.figures.update(threshold=float(threshold), input_budget_tokens=budget)
     return report
 

@@ -180,3 +180,15 @@ def metric_table(hits: pd.DataFrame, destroyed: dict[str, int]) -> pd.DataFrame:
         )
     frame = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     return frame.astype({"k": "Int64", "successes": "Int64", "ci_low": "float64", "ci_high": "float64"})
+
+
+def recall_by_language(hits: pd.DataFrame, truth: pd.DataFrame, languages: dict[str, str], k: int = 4) -> pd.DataFrame:
+    """R@k by question per language of the question's document (`languages`: document_id -> code)
+    and retriever, with its interval: what each language of a corpus gets from each retriever."""
+    document_of = truth.drop_duplicates("question_id").set_index("question_id")["document_id"]
+    language = hits["question_id"].map(document_of).map(languages).fillna("und")
+    rows = []
+    for (lang, retriever), group in hits.assign(language=language).groupby(["language", "retriever"], sort=True):
+        row = next(r for r in _metric_rows(group, "", "hit_rank") if r["k"] == k)
+        rows.append({"language": lang, "retriever": retriever, "questions": group["question_id"].nunique(), **row})
+    return pd.DataFrame(rows)

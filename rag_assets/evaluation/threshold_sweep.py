@@ -16,15 +16,14 @@ from rag_assets.retrieval.lexical import Tokenizer
 
 def grid_around(threshold: float, steps: int = 25) -> tuple[float, ...]:
     """The thresholds swept for a model operated at `threshold`: half of it to 1.5 times it, in
-    25 steps (0.30 to 0.90 by 0.025 around MiniLM's 0.6): distances mean different things per model."""
+    25 steps (0.314 to 0.942 around MiniLM's 0.628): distances mean different things per model."""
     return tuple(round(float(x), 4) for x in np.linspace(threshold / 2, threshold * 1.5, steps))
 
 
-GRID = grid_around(0.6)
 SWEEP_COLUMNS = ["threshold", "group", "outcome", "count", "n", "rate", "ci_low", "ci_high", "ci_method"]
 
 
-def outcomes(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], thresholds=GRID) -> pd.DataFrame:
+def outcomes(runs: pd.DataFrame, truth: pd.DataFrame, texts: dict[str, str], thresholds) -> pd.DataFrame:
     """Per threshold, each outcome's share of questions, with its interval.
 
     Counted by question, as every other table: a question's outcome is the share of its

