@@ -30,12 +30,13 @@ import argparse
 import json
 import random
 import re
+import unicodedata
 import warnings
 from collections import defaultdict
 from pathlib import Path
 
 from rag_assets import stats
-from rag_assets.answering.support import MAGNITUDES, NEGATIONS, QUANTIFIERS, check_support, fold
+from rag_assets.answering.support import check_support
 from rag_assets.ingest.sentences import sentence_spans
 from rag_assets.retrieval.lexical import PER_LANGUAGE, Tokenizer, analysis_of, stop_words
 
@@ -69,7 +70,37 @@ AUXILIARIES = {  # negation goes after these (en, de) or before them (bg)
     "bg": "е са беше бяха бил била било били може могат трябва ще има",
 }
 NEGATE = {"en": "{} not", "de": "{} nicht", "bg": "не {}"}
+# The bench's own word lists, written for it (not the check's): the words that negate, the
+# quantifiers by class, the magnitude words with their powers of ten
+NEGATIONS = {
+    "en": {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without", "hardly"},
+    "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "nichts", "niemand",
+           "weder", "ohne", "kaum"},
+    "bg": {"не", "няма", "нямат", "нямаше", "никога", "нито", "никой", "никоя", "никое", "нищо", "без"},
+}  # fmt: skip
+QUANTIFIERS = {
+    "en": {"all": {"all", "every", "each", "both", "always", "entire"}, "some": {"some", "several", "few", "sometimes"},
+           "most": {"most", "mostly", "usually"}, "many": {"many", "often", "frequently", "numerous"}},
+    "de": {"all": {"alle", "allen", "jeder", "jede", "jedes", "jeden", "beide", "immer"},
+           "some": {"einige", "manche", "mehrere", "wenige", "manchmal"},
+           "most": {"meisten", "meistens"}, "many": {"viele", "vielen", "oft", "häufig"}},
+    "bg": {"all": {"всички", "всеки", "всяка", "всяко", "двата", "двете", "винаги"},
+           "some": {"някои", "няколко", "малко", "понякога"}, "most": {"повечето", "обикновено"},
+           "many": {"много", "често"}},
+}  # fmt: skip
+MAGNITUDES = {
+    "en": {"thousand": 3, "million": 6, "billion": 9, "trillion": 12},
+    "de": {"tausend": 3, "million": 6, "millionen": 6, "milliarde": 9, "milliarden": 9, "billion": 12},
+    "bg": {"хиляди": 3, "хиляда": 3, "милион": 6, "милиона": 6, "милиард": 9, "милиарда": 9},
+}
 _WORD = re.compile(r"[^\W\d_]+")
+
+
+def fold(word: str) -> str:
+    """Lowercase without accents (ü -> u, ά -> α), as the bench compares words."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c))
+
+
 _NUMBER = re.compile(r"(?<![\w@.,/−\[-])\d+(?:[.,]\d+)*(?![\w@%/−-]|[.,]\d)")  # a number standing alone
 
 
