@@ -88,8 +88,16 @@ def test_what_the_question_claims_is_a_claim_and_negation_says_where_it_stands()
 
 def test_no_answer_is_a_refusal_only_when_it_is_all_the_reply_says(pump):
     _, chunks, index, embedder = pump
-    for reply, declined in [("NO ANSWER", True), ("No answer.", True), ("NO ANSWER [1]", True)]:
-        assert declines(reply) is declined
+    for reply, declined in [
+        ("NO ANSWER", True),
+        ("No answer.", True),
+        ("NO ANSWER [1]", True),
+        ("NO ANSWER. The sources do not say.", True),
+        ("NO ANSWER: the provided context does not contain this information.", True),
+        ("NO ANSWER. The capital is Paris.", False),
+        ("NO ANSWER. The sources say 1987 [1].", False),
+    ]:
+        assert declines(reply) is declined, reply
     both = "NO ANSWER. But replace the filter every 250 hours [1]."
     assert not declines(both)
     answer = Answerer(index, chunks, embedder, Generative(ScriptedLM(both)), threshold=2.0).ask(
@@ -248,3 +256,13 @@ def test_ask_prints_an_unsupported_sentence_with_what_it_cites_and_what_is_missi
         'UNSUPPORTED: "According to source [1], replace the filter every 250 hours." states what [1] do not: 250'
         in (printed)
     )
+
+
+def test_negations_are_read_in_the_texts_own_language_only():
+    """Russian "ни" is Bulgarian "us" (and "our"): it negates nothing there; each language's own
+    negations still do, "hardly" among them."""
+    bulgarian = {1: "Нашата помпа работи всеки ден."}
+    assert check_support("Помпата ни работи всеки ден [1].", [], bulgarian, "bg")[0].supported  # "our pump"
+    assert not check_support("Помпата не работи всеки ден [1].", [], bulgarian, "bg")[0].supported
+    hardly = {1: "The drug is hardly absorbed by the gut."}
+    assert not check_support("The drug is absorbed by the gut [1].", [], hardly, "en")[0].supported

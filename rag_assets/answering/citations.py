@@ -26,10 +26,26 @@ PROMPT = (
 )
 
 
+# what a refusal may add about itself ("NO ANSWER. The sources do not say."): words of the sources
+# and the exchange, and of not knowing; any other word, a number or a citation makes it an answer
+ABOUT_THE_SOURCES = frozenset(
+    "the a an this these sources source documents document passages passage context text information "
+    "provided given above do does did not no say says said state states mention mentions contain contains "
+    "answer question it is are there enough any about that which i cannot can know found available".split()
+)
+
+
 def declines(reply: str) -> bool:
-    """The reply is NO ANSWER and nothing else (markers, punctuation and case aside): a reply that
-    says NO ANSWER and something more is an answer, checked and scored as one."""
-    return re.sub(r"[\W_]+", " ", _MARKER.sub(" ", reply)).strip().upper() == NO_ANSWER
+    """The reply is NO ANSWER and nothing else (markers, punctuation and case aside), or NO ANSWER
+    followed only by words saying the sources do not tell: a reply that says NO ANSWER and anything
+    more (a number, a citation, another word) is an answer, checked and scored as one."""
+    words = re.sub(r"[\W_]+", " ", _MARKER.sub(" ", reply)).strip().upper()
+    if words == NO_ANSWER:
+        return True
+    if not words.startswith(NO_ANSWER + " "):
+        return False
+    rest = reply[reply.upper().index("ANSWER") + len("ANSWER") :]
+    return not _MARKER.search(rest) and set(re.findall(r"\w+", rest.casefold())) <= ABOUT_THE_SOURCES
 
 
 _WORD_END = re.compile(r"\S(?=\s|$)")

@@ -15,9 +15,9 @@ a sentence that cites none, in every source shown):
 - long words, LONG_WORD letters or more (rarity without a word list): whole, stemmed, or sharing
   all but their last STEM_SLACK letters with a source word (`membership` for `members`);
 - polarity: a word of the answer that the best-matching cited sentence holds must stand in the same
-  polarity there (negated: among the first NEGATION_SCOPE words after a negation word (`NEGATIONS`)
-  in its clause; `not only` negates nothing): `does cause` against `does not cause` is flagged,
-  and so is the reverse;
+  polarity there (negated: among the first NEGATION_SCOPE words after a negation word of the
+  text's language (`NEGATIONS`) in its clause; `not only` negates nothing): `does cause` against
+  `does not cause` is flagged, and so is the reverse;
 - quantifiers: a quantifier of the answer (`QUANTIFIERS`: all/some/most/many) must have one of its
   class in the best-matching cited sentence: `all` against `some` is flagged; a quantifier dropped
   is not.
@@ -72,11 +72,11 @@ MAGNITUDES = {
     "es": {"mil": 3, "millon": 6, "millones": 6},
 }  # fmt: skip
 NEGATIONS = {
-    "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot"},
+    "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot", "hardly"},
     "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "weder",
            "nichts", "niemand"},
-    "bg": {"не", "няма", "нямаше", "никога", "без", "нито", "никой", "нищо"},
-    "ru": {"не", "нет", "никогда", "без", "ни", "никто", "ничего"},
+    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "нищо"},
+    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего"},
     "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανεις"},
     "fr": {"ne", "pas", "jamais", "sans", "aucun", "aucune", "rien", "personne"},
     "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
@@ -210,8 +210,10 @@ def _rules(language: str) -> _Rules:
         stem,
         stops,
         frozenset(bm25s.stopwords.STOPWORDS_EN if language == "en" else ()),  # Lucene's 33 English stop words
-        frozenset(fold(w) for words in NEGATIONS.values() for w in words),
-        {fold(w): cls for classes in QUANTIFIERS.values() for cls, words in classes.items() for w in words},
+        # the language's own negations and quantifiers only: Russian "ни" is Bulgarian "us", and
+        # German "Not" (need) a noun, not English "not"
+        frozenset(fold(w) for w in _words_of(NEGATIONS, language)),
+        {fold(w): cls for cls, words in _words_of(QUANTIFIERS, language).items() for w in words},
         {fold(w): power for w, power in _words_of(MAGNITUDES, language).items()},
         frozenset(stem(fold(w)) for w in _words_of(ATTRIBUTION, language)),
     )
@@ -476,8 +478,9 @@ def check_support(
     number); a sentence that cites no shown source is checked against all of them. `given`: the
     words the project wrote into the answer (its prefix), which are no claims; `question`: the
     question asked, whose words are claims like any (it only labels what is missing). `language`:
-    the sources', read from them when not given."""
-    rules = _rules(language or language_of("\n".join(quotes.values())))
+    the answer's and its sources', read from both together when not given (a short quote alone is
+    often identified wrong, and the answer's negations are read in its language only)."""
+    rules = _rules(language or language_of("\n".join([answer, *quotes.values()])))
     built: dict[tuple, _Evidence] = {}
 
     def evidence(*texts: str) -> _Evidence:
