@@ -1,16 +1,41 @@
 """Shared inputs for the benchmarks: real text from the bundled corpus, a materialised data dir's
 index and questions, timing helpers."""
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from rag_assets.catalog import BUNDLED_DATASET
+from rag_assets.catalog import BUNDLED_DATASET, PROJECT_ROOT
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest import ground_truth as gt
 from rag_assets.layout import DataDir
+
+XQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "xquad"
+CLI = str(Path(sys.executable).parent / "rag-assets")
+
+
+def materialise_e(dataset: Path, data: Path, models: str | None = None) -> tuple[DataDir, str]:
+    """`rag-assets run` on strategy E, every question, no answers (`models`: None leaves the choice
+    to the run): the data dir and what the run printed; the bench exits with the run's tail when it fails."""
+    command = [CLI, "run", "--dataset", str(dataset), "--data-dir", str(data), "--strategies", "E"]
+    command += ["--no-llm", "--full-ground-truth"] + (["--models", models] if models else [])
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return DataDir(data), done.stdout
+
+
+def imported_xquad(work: Path, language: str) -> Path:
+    """XQuAD in `language`, imported by the product into `work` once."""
+    out = work / f"xquad-{language}"
+    if not out.exists():
+        command = [CLI, "import", "squad", str(XQUAD / f"xquad.{language}.json"), "--out", str(out)]
+        subprocess.run(command, check=True, capture_output=True)
+    return out
 
 
 def bundled_chunks(strategy: str = "C"):

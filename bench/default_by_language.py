@@ -15,7 +15,6 @@ against the English-only MiniLM's hybrid (the default before the model followed 
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,50 +22,38 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from rag_assets import stats  # noqa: E402
+from common import imported_xquad, materialise_e  # noqa: E402
+
 from rag_assets.catalog import PROJECT_ROOT  # noqa: E402
-from rag_assets.evaluation import comparisons  # noqa: E402
+from rag_assets.evaluation import comparisons, metric_tables  # noqa: E402
 from rag_assets.layout import DataDir  # noqa: E402
 
-XQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "xquad"
 BULGARIAN = PROJECT_ROOT / "data" / "bulgarian_chapter"
-CLI = str(Path(sys.executable).parent / "rag-assets")
 
 
 def materialise(dataset: Path, data: Path, models: str | None) -> DataDir:
-    command = [CLI, "run", "--dataset", str(dataset), "--data-dir", str(data), "--strategies", "E"]
-    command += ["--no-llm", "--full-ground-truth"] + (["--models", models] if models else [])
     t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    chosen = next((line for line in done.stdout.splitlines() if line.startswith("embedding models:")), "")
+    layout, printed = materialise_e(dataset, data, models)
+    chosen = next((line for line in printed.splitlines() if line.startswith("embedding models:")), "")
     print(f"{data.name}: {time.perf_counter() - t0:.0f} s; {chosen}", flush=True)
-    return DataDir(data)
-
-
-def imported(work: Path, language: str) -> Path:
-    out = work / f"xquad-{language}"
-    if not out.exists():
-        command = [CLI, "import", "squad", str(XQUAD / f"xquad.{language}.json"), "--out", str(out)]
-        subprocess.run(command, check=True, capture_output=True)
-    return out
+    return layout
 
 
 def hits_of(default: DataDir, alternatives: DataDir) -> dict[str, pd.DataFrame]:
-    """retriever -> per-query hits; the default run's retrievers are `default:hybrid` and so on."""
+    """retriever -> its per-query hits on strategy E; the default run's are `default:hybrid` and so on."""
     out = {}
     for prefix, layout in (("default:", default), ("", alternatives)):
         hits = layout.read_table("query_hits")
         for retriever, group in hits[hits["strategy"] == "E"].groupby("retriever"):
-            out[prefix + retriever] = group[["query_id", "question_id", "hit_rank"]]
+            out[prefix + retriever] = group
     return out
 
 
-def recall(hits: pd.DataFrame, k: int = 4) -> tuple[float, float, float]:
-    shares = (hits["hit_rank"].fillna(10**9) <= k).astype(float).groupby(hits["question_id"]).mean()
-    low, high, _, _ = stats.interval_of_shares(shares, bool(hits["question_id"].is_unique))
-    return float(shares.mean()), low, high
+def recall(hits: pd.DataFrame) -> tuple[float, float, float]:
+    """R@4 by question with its interval, as the lab's evaluation tables count it."""
+    table = metric_tables.metric_table(hits, {})
+    row = table[(table["metric"] == "recall") & (table["k"] == 4)].iloc[0]
+    return float(row["value"]), float(row["ci_low"]), float(row["ci_high"])
 
 
 def main() -> None:
@@ -77,7 +64,7 @@ def main() -> None:
     if not args.alternatives.startswith("minilm,"):
         sys.exit("--alternatives starts with minilm: its hybrid is the default before, `hybrid` in that run")
     args.work.mkdir(parents=True, exist_ok=True)
-    sets = {"en": imported(args.work, "en"), "de": imported(args.work, "de"), "bg": BULGARIAN}
+    sets = {"en": imported_xquad(args.work, "en"), "de": imported_xquad(args.work, "de"), "bg": BULGARIAN}
     hits = {}
     for lang, dataset in sets.items():
         default = materialise(dataset, args.work / f"{lang}-default", None)
@@ -97,10 +84,9 @@ def main() -> None:
     pairs = [({"pair": "de default vs en default"}, hits["de"]["default:hybrid"], hits["en"]["default:hybrid"])]
     pairs += [({"pair": "de default vs en minilm hybrid"}, hits["de"]["default:hybrid"], hits["en"]["hybrid"])]
     table = comparisons.compare_paired(pairs, ["pair"], ks=(4,))
-    table["net loss (share of questions)"] = (table["losses"] - table["wins"]) / table["n_questions"]
-    print(
-        table[["pair", "wins", "losses", "recall_a", "recall_b", "net loss (share of questions)", "p_value"]].round(4)
-    )
+    table["net_loss"] = (table["losses"] - table["wins"]) / table["n_questions"]  # a share of the questions
+    columns = ["pair", "wins", "losses", "n_questions", "recall_a", "recall_b", "net_loss", "p_value"]
+    print(table[columns].round(4).to_string(index=False))
 
     print("\n## The default against English-only MiniLM's hybrid (the default before), same questions\n")
     pairs = [({"language": lang}, hits[lang]["default:hybrid"], hits[lang]["hybrid"]) for lang in sets]

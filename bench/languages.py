@@ -19,7 +19,6 @@ and then measured:
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import bm25_runs  # noqa: E402
+from common import XQUAD, bm25_runs, imported_xquad, materialise_e  # noqa: E402
 
 from rag_assets import catalog  # noqa: E402
 from rag_assets.catalog import PROJECT_ROOT  # noqa: E402
@@ -37,9 +36,7 @@ from rag_assets.evaluation.retrieval_run import retriever_name  # noqa: E402
 from rag_assets.layout import DataDir  # noqa: E402
 from rag_assets.retrieval import lexical, packaged  # noqa: E402
 
-XQUAD = PROJECT_ROOT.parent / "shared" / "datasets" / "xquad"
 BULGARIAN = PROJECT_ROOT / "data" / "bulgarian_chapter"
-CLI = str(Path(sys.executable).parent / "rag-assets")
 # MTEB XQuADRetrieval nDCG@10 (shared/datasets/xquad/README.md): of the fp32 models, which the int8
 # MiniLM and the 4-bit e5 are measured against too
 PUBLISHED = {
@@ -50,23 +47,10 @@ PUBLISHED = {
 
 
 def materialise(work: Path, name: str, dataset: Path, models: str) -> DataDir:
-    data = work / f"{name}-data"
-    command = [CLI, "run", "--dataset", str(dataset), "--data-dir", str(data), "--strategies", "E"]
-    command += ["--no-llm", "--full-ground-truth", "--models", models]
     t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    print(f"{name}: materialised in {time.perf_counter() - t0:.0f} s ({data})", flush=True)
-    return DataDir(data)
-
-
-def imported(work: Path, language: str) -> Path:
-    out = work / f"xquad-{language}"
-    if not out.exists():
-        command = [CLI, "import", "squad", str(XQUAD / f"xquad.{language}.json"), "--out", str(out)]
-        subprocess.run(command, check=True, capture_output=True)
-    return out
+    layout, _ = materialise_e(dataset, work / f"{name}-data", models)
+    print(f"{name}: materialised in {time.perf_counter() - t0:.0f} s ({layout.root})", flush=True)
+    return layout
 
 
 def hits_of(layout: DataDir) -> pd.DataFrame:
@@ -127,7 +111,8 @@ def main() -> None:
     models = catalog.model_names(args.models)
     args.work.mkdir(parents=True, exist_ok=True)
     layouts = {
-        lang: materialise(args.work, f"xquad-{lang}", imported(args.work, lang), args.models) for lang in ("en", "de")
+        lang: materialise(args.work, f"xquad-{lang}", imported_xquad(args.work, lang), args.models)
+        for lang in ("en", "de")
     }
     layouts["bg"] = materialise(args.work, "bulgarian", BULGARIAN, args.models)
     hits = {lang: hits_of(layout) for lang, layout in layouts.items()}

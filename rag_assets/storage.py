@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -82,6 +83,23 @@ def write_parquet(path: AnyPath, table: pa.Table | pd.DataFrame) -> AnyPath:
     pq.write_table(table, tmp)
     os.replace(tmp, path)
     return path
+
+
+RECORD_LIMIT = 64 * 1024  # bytes: a record a command writes into the data dir is a few hundred
+
+
+def read_record(path: AnyPath) -> dict | None:
+    """A small JSON object a command wrote into the data dir (its choices), None when there is
+    none; ValueError when it is larger than RECORD_LIMIT or not a JSON object, OSError when it
+    cannot be read."""
+    if not path.is_file():
+        return None
+    if path.stat().st_size > RECORD_LIMIT:
+        raise ValueError(f"larger than {RECORD_LIMIT:,} bytes")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    return record
 
 
 def read_parquet(path: AnyPath, columns: list[str] | None = None) -> pa.Table:

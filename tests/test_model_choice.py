@@ -143,9 +143,10 @@ def test_a_models_record_that_cannot_be_read_is_refused_in_one_line(russian_run,
     record = data / "models.json"
     kept = record.read_text()
     try:
-        record.write_text('{"models": ["minilm"], "reason": "x"}')
-        assert main(["ask", "Кто выдаёт ключи?", "--data-dir", str(data)]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and "models.json cannot be read" in err[0]
+        for bad in ('{"models": ["minilm"], "reason": "x"}', '{"models": "minilm", "reason": "' + "x" * 70_000 + '"}'):
+            record.write_text(bad)
+            assert main(["ask", "Кто выдаёт ключи?", "--data-dir", str(data)]) == 2
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "models.json cannot be read" in err[0], err
     finally:
         record.write_text(kept)

@@ -25,11 +25,11 @@ def read(layout: DataDir) -> dict:
     """{"models": ..., "model_choice": ...} as the last run chose them ({} when none did);
     ValueError when the record cannot be read."""
     path = layout.root / FILE_NAME
-    if not path.is_file():
-        return {}
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(record, dict) or not isinstance(record.get("models"), str):
+        record = storage.read_record(path)
+        if record is None:
+            return {}
+        if not isinstance(record.get("models"), str):
             raise ValueError("no models named in it")
         catalog.model_names(record["models"])
         reason = str(record["reason"])

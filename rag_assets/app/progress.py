@@ -17,6 +17,12 @@ SUMMARY_FIELDS = [  # (metadata key, column title, format)
 ]
 
 
+def aligned(rows: list[list[str]]) -> list[str]:
+    """Rows of cells as right-aligned columns, indented: the tables `run` closes with."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+
+
 def _value(entry):
     return getattr(entry, "value", entry)
 
@@ -30,6 +36,7 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     materialized: int = 0
     languages: dict[str, float] = field(default_factory=dict)  # the corpus's, by share of characters
+    document_languages: dict[str, str] = field(default_factory=dict)  # document_id -> its language
     named: bool = False  # the models were named (a model chosen for the corpus is never warned about)
 
     def add(self, result) -> list[str]:
@@ -118,9 +125,7 @@ class RunReport:
                     both = {**meta, **cost}
                     row = [fmt.format(both[k]) if k in both else "—" for k, _, fmt in SUMMARY_FIELDS]
                     rows.append([strategy, model, *row])
-            widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-            for r in [header] + rows:
-                out.append("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+            out += aligned([header] + rows)
         out.append(
             "all asset checks passed" if self.checks_passed else f"FAILED checks: {', '.join(self.failed_checks)}"
         )

@@ -71,12 +71,10 @@ def write(layout: DataDir, chosen: dict, origin: dict) -> None:
 def read(layout: DataDir) -> dict:
     """The chosen settings ({} when none was chosen); ValueError when the record cannot be read."""
     path = layout.root / FILE_NAME
-    if layout.remote or not path.is_file():
+    if layout.remote:
         return {}
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(record, dict):
-            raise ValueError("not a JSON object")
+        record = storage.read_record(path) or {}
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path} cannot be read ({exc}): choose again with `rag-assets use`, or delete it") from None
     return {k: record[k] for k in FIELDS if k in record}

@@ -233,7 +233,7 @@ def _run(args: argparse.Namespace, settings: Settings, strategies: list[str], ex
             )
             return 1
     if not experiment:  # the experiment has its leaderboard
-        _print_recall_by_language(layout, settings.serving_strategy, settings.served_model)
+        _print_recall_by_language(layout, report.document_languages, settings.serving_strategy, settings.served_model)
     _print_question_origin(layout)
     return 0 if report.checks_passed else 1
 
@@ -314,8 +314,9 @@ def _models_for_corpus(settings: Settings, layout, report):
     over the window. The choice and why are printed, and go into the embeddings' metadata."""
     from rag_assets.retrieval import model_choice
 
-    shares = model_choice.corpus_languages(layout.read_table("corpus_snapshot"))
-    report.languages = shares
+    snapshot = layout.read_table("corpus_snapshot")
+    shares = model_choice.corpus_languages(snapshot)
+    report.languages, report.document_languages = shares, dict(zip(snapshot["document_id"], snapshot["language"]))
     if settings.model_choice.startswith("named by"):
         report.named = True
         print(f"embedding models: {settings.models} ({settings.model_choice})")
@@ -329,9 +330,11 @@ def _models_for_corpus(settings: Settings, layout, report):
     return settings.replace(models=choice.models, model_choice=choice.reason), choice, shares
 
 
-def _print_recall_by_language(layout, serving: str, model: str) -> None:
-    """R@4 by the language of each question's document, per retriever and model, on the serving
-    strategy (else the first measured): what each language of the corpus gets."""
+def _print_recall_by_language(layout, languages: dict[str, str], serving: str, model: str) -> None:
+    """R@4 by the language of each question's document (`languages`: document_id -> language), per
+    retriever and model, on the serving strategy (else the first measured): what each language of
+    the corpus gets."""
+    from rag_assets.app.progress import aligned
     from rag_assets.evaluation.metric_tables import recall_by_language
     from rag_assets.ingest.language import name_of
 
@@ -339,12 +342,7 @@ def _print_recall_by_language(layout, serving: str, model: str) -> None:
     if hits.empty:
         return
     strategy = serving if serving in set(hits["strategy"]) else sorted(hits["strategy"])[0]
-    snapshot = layout.read_table("corpus_snapshot")
-    table = recall_by_language(
-        hits[hits["strategy"] == strategy],
-        layout.read_table("ground_truth"),
-        dict(zip(snapshot["document_id"], snapshot["language"])),
-    )
+    table = recall_by_language(hits[hits["strategy"] == strategy], layout.read_table("ground_truth"), languages)
     retrievers = sorted(set(table["retriever"]))
     print(
         f"R@4 by the language of the question's document (strategy {strategy}; dense and hybrid: {model}'s, "
@@ -354,9 +352,7 @@ def _print_recall_by_language(layout, serving: str, model: str) -> None:
     for lang, group in table.groupby("language", sort=True):
         cells = {r.retriever: f"{r.value:.3f} [{r.ci_low:.2f}, {r.ci_high:.2f}]" for r in group.itertuples()}
         rows.append([name_of(lang), str(group["questions"].max()), *(cells.get(r, "—") for r in retrievers)])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    print("\n".join(aligned(rows)))
 
 
 def _print_question_origin(layout) -> None:
