@@ -130,10 +130,11 @@ COLUMNS = {
     "answerer": "who answered: generate (a language model) or extractive (a sentence of the sources, verbatim)",
     "answer": "the answer (empty when the gate refused or no answer came back)",
     "failure": "why no answer came back (an endpoint's timeout, an empty reply): such a row is never scored",
-    "supported": "every sentence's names, numbers (with unit and context), long words, polarity and quantifiers "
-    "are in what it cites (empty: no answer)",
-    "support": "JSON: per answer sentence, its text, the [n] it cites, whether supported, the claims not found "
-    "(those another shown source holds, those only the question holds)",
+    "supported": "every sentence's words, numbers (with unit and context), negations, quantifiers, ordinals and "
+    "exclusive-class words (antonyms, frequency, ...) are in what it cites (empty: no answer)",
+    "support": "JSON: per answer sentence, its text, the [n] it cites, its verdict (SUPPORTED, UNSUPPORTED: a "
+    "contradiction, NOT IN SOURCE: words the source does not hold), the words of each level (those another "
+    "shown source holds, those only the question holds), and a judge's verdict when one was asked",
     "cached": "the answer came from the answer cache: generation_ms is the first decode's",
     "bluffed": "an answer was given to an unanswerable or out-of-domain question",
     "correct_supported": "contains a reference answer and every sentence is supported",

@@ -26,6 +26,7 @@ SETTINGS_VARIABLES = {
 SETTINGS_FILE = "RAG_ASSETS_SETTINGS"  # a settings file (`rag-assets ui` writes one for its code server)
 POSTGRES_URL = "RAG_ASSETS_POSTGRES_URL"  # the instance's URL (it may hold a password)
 GENERATOR_KEY = "RAG_ASSETS_GENERATOR_KEY"  # the key of --generator-url's server
+JUDGE_KEY = "RAG_ASSETS_JUDGE_KEY"  # the key of --judge-url's server
 MODEL_CACHE = "RAG_ASSETS_MODEL_CACHE"  # where models built from packaged weights are kept
 STATE_DIR = "RAG_ASSETS_STATE_DIR"  # where the Dagster homes of remote data dirs are kept
 LOCK_WAIT = "RAG_ASSETS_LOCK_WAIT_S"  # how long a run waits for the data dir's lock

@@ -63,6 +63,8 @@ class Settings:
     generator_url: str = ""
     generator_model: str = ""
     generator_timeout_s: float = 120.0  # a reply of --generator-url read whole within this, or not at all
+    judge_url: str = ""  # an OpenAI-compatible endpoint asked whether each answer sentence is entailed (off: empty)
+    judge_model: str = ""
     answerers: str | None = None  # what generation_eval compares; None: its default
     # an experiment file, named or found by the command that runs one (`run --experiment`, `ui`,
     # `check`); empty: none. `ask` and `serve` never set it: an experiment keeps to itself.
@@ -128,6 +130,8 @@ class Settings:
             yield "--generator and --generator-url name two generators: give one"
         if self.generator_model and not self.generator_url:
             yield "--generator-model names a model of --generator-url: give the URL too"
+        if bool(self.judge_url) != bool(self.judge_model):
+            yield "--judge-url and --judge-model go together: the endpoint and the name it knows the model by"
         if self.generator_url and not self.generator_model:
             yield "--generator-url needs --generator-model, the name the server knows the model by"
         if self.generator_url and (self.rerank_llm or self.questions == "drafted"):

@@ -25,7 +25,13 @@ def test_invented_numbers_names_and_rare_words_are_flagged_with_what_was_not_fou
         ["How large is the Parliament?", "According to source ["],
         quotes,
     )
-    assert [s.missing for s in checked] == [["720"], ["Strasbourg"], []]
+    assert [s.missing for s in checked] == [["720"], ["Strasbourg", "meets"], []]
+    # two levels: a name or number the source states otherwise, and a word it does not hold
+    assert (checked[1].contradicted, checked[1].not_in_source, checked[1].verdict) == (
+        ["Strasbourg"],
+        ["meets"],
+        "UNSUPPORTED",
+    )
     assert [s.cites for s in checked] == [[1], [1], [2]]
     # a claim is looked for only in what its sentence cites: 1777 is in [2], not in [1]
     miscited = check_support("It was 1777 [1].", [], quotes)[0]
@@ -266,3 +272,40 @@ def test_negations_are_read_in_the_texts_own_language_only():
     assert not check_support("Помпата не работи всеки ден [1].", [], bulgarian, "bg")[0].supported
     hardly = {1: "The drug is hardly absorbed by the gut."}
     assert not check_support("The drug is absorbed by the gut [1].", [], hardly, "en")[0].supported
+
+
+# What a model writes against one source: each wrong answer's contradiction or absent word is
+# reported at its level, and the same facts said another way pass (equivalents the check knows).
+VALVES = (
+    "Both inlet valves must face north; if a valve faces south, the pump overheats in summer. The filters are "
+    "changed every two weeks. The pump weighs 12 kg and was installed in the United States in 1998."
+)
+LEVELS = [
+    ("The inlet valves must face south [1].", "UNSUPPORTED", "south (the source says north)"),  # an antonym
+    ("The pump weighs 12 g [1].", "UNSUPPORTED", "12 g"),  # a unit
+    ("One inlet valve must face north [1].", "UNSUPPORTED", "One"),  # a number in words
+    ("The filters are changed every year [1].", "UNSUPPORTED", "every year"),  # a frequency
+    ("The filters are changed every two months [1].", "UNSUPPORTED", "two months"),  # a unit that is a stop word
+    ("If a valve faces south, the pump freezes in winter [1].", "UNSUPPORTED", "winter (the source says summer)"),
+    ("The pump is safe for children [1].", "NOT IN SOURCE", "safe"),  # what the source never says
+]
+
+
+@pytest.mark.parametrize(("answer", "verdict", "first"), LEVELS)
+def test_a_contradiction_and_a_word_the_source_lacks_are_told_apart(answer, verdict, first):
+    (checked,) = check_support(answer, [], {1: VALVES}, "en")
+    assert (checked.verdict, checked.missing[0]) == (verdict, first), checked
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The pump weighs twelve kilograms [1].",  # a number in words, a unit's name
+        "It was installed in the US in 1998 [1].",  # an abbreviation of words the source writes
+        "Both inlet valves have to face north [1].",
+        "The filters are changed every 2 weeks, because the pump weighs 12 kg [1].",  # a clause of its own
+    ],
+)
+def test_equivalents_pass(answer):
+    (checked,) = check_support(answer, [], {1: VALVES}, "en")
+    assert checked.supported, checked

@@ -11,6 +11,7 @@ from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.answering.citations import build_context
 from rag_assets.answering.endpoint import EndpointLM, EndpointUnavailable
 from rag_assets.answering.generation import LocalLM
+from rag_assets.answering.judge import Judge
 
 EIFFEL = [
     {
@@ -109,3 +110,13 @@ def test_a_dripping_server_is_cut_off_at_the_deadline_whatever_the_read_timeout(
     t0 = time.perf_counter()
     reply = endpoint.generate("Which way should the inlet valve face?")
     assert reply.failure == "timeout" and time.perf_counter() - t0 < 6  # a byte every 0.5 s would go on for ever
+
+
+def test_a_judge_behind_an_endpoint_gives_a_verdict_per_sentence_or_says_why_not(served, bad):
+    judge = Judge(served, "smollm2-135m-instruct", 60)
+    judge.check()
+    passage = "The Eiffel Tower in Paris was completed in 1889."
+    (told,) = judge.verdicts(["The tower was completed in 1889 [1]."], [[passage]])
+    assert told["verdict"] in {"entailed", "not entailed", "unreadable"} and told["model"] == judge.identity
+    (failed,) = Judge(bad, "garbage", 5).verdicts(["The tower was completed in 1889."], [[passage]])
+    assert failed["verdict"] == "failed: reply not text"

@@ -123,10 +123,15 @@ def test_ask_answers_through_an_openai_compatible_server_and_checks_what_it_says
     with model_server() as base:
         endpoint = ["--generator-url", base, "--generator-model", "smollm2-135m-instruct", "--answerer", "generate"]
         endpoint += ["--threshold", "1.5"]  # the tiny corpus is far from any question
+        endpoint += ["--judge-url", base, "--judge-model", "smollm2-135m-instruct"]  # a second opinion, the same server
         code = main(["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), "--json", *endpoint, question])
     out, err = capsys.readouterr()
     answer = json.loads(out)
     assert code == 0 and not answer["refused"] and answer["failure"] is None and answer["answer"], err
+    # the judge's verdict is beside the rule check's, labelled with its model; `supported` is the rule's
+    verdicts = {"entailed", "not entailed", "unreadable"}
+    assert all(s["judge"]["verdict"] in verdicts and "smollm2" in s["judge"]["model"] for s in answer["support"])
+    assert answer["supported"] == all(s["verdict"] == "SUPPORTED" for s in answer["support"])
     assert answer["answerer"] == "generate" and "smollm2-135m-instruct via http://127.0.0.1:" in answer["model"]
     assert answer["supported"] is not None and answer["support"]  # every sentence was checked
     assert [json.loads(answer["prompt"])[0]["role"]] == ["user"]  # what was sent: one user message
@@ -148,6 +153,11 @@ def test_an_endpoint_that_cannot_answer_is_refused_in_one_line(copy, capsys):
     one_line_refusal(err, f"cannot reach the generator endpoint {gone}")
     code, out, err = ask(capsys, dataset, data_dir, "--generator-url", gone)
     one_line_refusal(err, "--generator-url needs --generator-model")
+    code, out, err = ask(capsys, dataset, data_dir, "--judge-url", gone, "--judge-model", "m")
+    assert code == 2 and out == ""
+    one_line_refusal(err, f"cannot reach the judge endpoint {gone}")
+    code, out, err = ask(capsys, dataset, data_dir, "--judge-url", gone)
+    one_line_refusal(err, "--judge-url and --judge-model go together")
     with pytest.raises(SystemExit) as exited:
         main(["ask", "--generator-url", "localhost:8000", "q"])
     assert exited.value.code == 2 and "an endpoint is an http(s) URL" in capsys.readouterr().err

@@ -88,6 +88,7 @@ def test_the_tenant_comes_from_the_key_never_from_the_request(served):
     assert not any(d.startswith("b-plan") for d in sources(forged)) and SECRET_B not in forged.text
     own = ask(served, "team-b", {"question": QUESTION})
     assert own.status_code == 200 and SECRET_B in own.json()["answer"], own.json()  # extractive: B's sentence
+    assert [s["verdict"] for s in own.json()["support"]] == ["SUPPORTED"]  # the check's level, per sentence
     assert any(d.startswith("b-plan") for d in sources(own))
     operator = ask(served, "ops", {"question": QUESTION})
     assert any(d.startswith("b-plan") for d in sources(operator))

@@ -1,5 +1,5 @@
 """The ask path: the refusal gate, the context budget, the answerers (extractive and generated,
-local or through an endpoint) with their citation and support checks, and answer scoring.
-Internal: `citations`, `extractive`, `support`."""
+local or through an endpoint) with their citation and support checks, an optional judge, and
+answer scoring. Internal: `citations`, `extractive`, `support`, `support_words`."""
 
-__all__ = ["answerer", "endpoint", "generation", "output_cache", "refusal", "scoring"]
+__all__ = ["answerer", "endpoint", "generation", "judge", "output_cache", "refusal", "scoring"]

@@ -140,6 +140,7 @@ def build_answerer(
     cross_encoder: str = "",
     llm_rerank_depth: int = LLM_RERANK_DEPTH,
     cache=None,
+    judge=None,
 ) -> Answerer:
     """The one answer path (`rag-assets ask` and generation_eval): the retriever with the
     reranker it needs, the gate, and the answerer (`generate` with `lm`, or `extractive`).
@@ -155,7 +156,7 @@ def build_answerer(
     elif retriever == "rerank-llm":
         rerankers.append(LLMRelevanceReranker(lm, llm_rerank_depth))
     writer = Extractive(embedder) if answerer == "extractive" else Generative(lm, budget, cache)
-    return Answerer(index, chunks, embedder, writer, retriever, threshold, rerankers, tenant)
+    return Answerer(index, chunks, embedder, writer, retriever, threshold, rerankers, tenant, judge)
 
 
 class Answerer:
@@ -174,6 +175,7 @@ class Answerer:
         threshold: float = refusal.THRESHOLD,
         rerankers=(),
         tenant=None,
+        judge=None,
     ):
         if retriever not in RETRIEVERS:
             raise ValueError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
@@ -182,6 +184,7 @@ class Answerer:
         self.index, self.embedder, self.writer = index, embedder, writer
         self.retriever, self.threshold, self.rerankers = retriever, threshold, rerankers
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
+        self.judge = judge  # answering.judge.Judge: a model's verdict beside the rule check's (None: none)
         self.rows = chunks.set_index("chunk_id")[[f for f in HIT_FIELDS[1:] if f in chunks.columns]]
         embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
 
@@ -269,6 +272,19 @@ class Answerer:
         result.context_ms = (time.perf_counter() - t0) * 1000
         return result, context
 
+    def _judge(self, result: Answer, support: list, quotes: dict[int, str]) -> None:
+        """The judge's verdict beside each sentence's (the quotes it cites; none cited: all shown);
+        a judge that fails says so there, and the answer stands."""
+        cited = [[quotes[n] for n in s.cites if n in quotes] or list(quotes.values()) for s in support]
+        try:
+            verdicts = self.judge.verdicts([s.text for s in support], cited)
+        except Exception as exc:  # a second opinion never costs the answer
+            verdicts = [{"model": self.judge.identity, "verdict": f"failed: {type(exc).__name__}", "reply": ""}] * len(
+                support
+            )
+        for row, verdict in zip(result.support, verdicts, strict=True):
+            row["judge"] = dict(verdict)
+
     def _complete(self, result: Answer, context: Context, generation) -> None:
         result.sources, result.omitted, result.prompt = (
             context.citations,
@@ -298,3 +314,5 @@ class Answerer:
             )
             result.support = [s.as_dict() for s in support]
             result.supported = all(s.supported for s in support)
+            if self.judge is not None and support:
+                self._judge(result, support, {c.index: c.quote for c in pointed})

@@ -18,6 +18,12 @@ from rag_assets.ingest.locators import describe
 
 _MARKER = re.compile(r"\[(\d+)\]")
 
+
+def strip_markers(text: str) -> str:
+    """The text without its `[n]` markers."""
+    return " ".join(_MARKER.sub(" ", text).split())
+
+
 NO_ANSWER = "NO ANSWER"
 PROMPT = (
     "Answer the question in one short sentence using ONLY the numbered sources below. Cite the source as [n].\n"

@@ -92,13 +92,16 @@ class EndpointLM:
         max_new_tokens: int = MAX_NEW_TOKENS,
         timeout_s: float = TIMEOUT_S,
         retries: int = RETRIES,
+        key_variable: str = KEY_VARIABLE,
+        role: str = "generator",
     ):
         from openai import OpenAI
 
         self.url, self.model, self.max_new_tokens, self.retries = url.rstrip("/"), model, max_new_tokens, retries
+        self.key_variable, self.role = key_variable, role
         self.client = OpenAI(
             base_url=self.url,
-            api_key=environment.secret(KEY_VARIABLE) or "none",
+            api_key=environment.secret(key_variable) or "none",
             timeout=timeout_s,
             max_retries=0,
             http_client=bounded.client(timeout_s, MAX_REPLY_BYTES),
@@ -120,10 +123,12 @@ class EndpointLM:
             names = [m.id for m in listed.data]
         except openai.AuthenticationError:
             raise EndpointUnavailable(
-                f"{self.url} refused the key (set ${KEY_VARIABLE} to the key this server expects)"
+                f"{self.url} refused the key (set ${self.key_variable} to the key this server expects)"
             ) from None
         except openai.APIError as exc:
-            raise EndpointUnavailable(f"cannot reach the generator endpoint {self.url}: {type(exc).__name__}") from None
+            raise EndpointUnavailable(
+                f"cannot reach the {self.role} endpoint {self.url}: {type(exc).__name__}"
+            ) from None
         except ValidationError:
             raise EndpointUnavailable(f"{self.url}/models does not answer an OpenAI-compatible model list") from None
         if self.model not in names:

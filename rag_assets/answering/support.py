@@ -1,33 +1,28 @@
 """Does each sentence of an answer say only what its sources say? A deterministic check, no model.
 
-What a sentence claims, and how each claim is looked up in the quotes the sentence cites (`[n]`;
-a sentence that cites none, in every source shown):
-- numbers, by value: `1,777`, `1 777` and `1777` are one number, `3.5` and `3,5` another (a
-  separator before exactly three digits reads both ways); a magnitude word after a number is part
-  of it (`1.5 million` is `1,500,000`; `MAGNITUDES`), and so is the word after it, its unit
-  (`mg`, `hours`, `Punkte`: a word that is no stop word, or one of SHORT_UNITS), which a source
-  must write right after the same value or among the NEAR content words around it; a content
-  word near the number must be in the source's sentence too (its context).
-  A number written in words in a source supports its digits; in the answer it is no claim;
-- names: a word with a capital (at the start of a sentence too, unless it is a stop word of the
-  language), or with two capitals; looked up whole, or by the language's stemmer (Snowball,
-  BulStem), never by a prefix: `Austria` is not `Australia`;
-- long words, LONG_WORD letters or more (rarity without a word list): whole, stemmed, or sharing
-  all but their last STEM_SLACK letters with a source word (`membership` for `members`);
-- polarity: a word of the answer that the best-matching cited sentence holds must stand in the same
-  polarity there (negated: among the first NEGATION_SCOPE words after a negation word of the
-  text's language (`NEGATIONS`) in its clause; `not only` negates nothing): `does cause` against
-  `does not cause` is flagged, and so is the reverse;
-- quantifiers: a quantifier of the answer (`QUANTIFIERS`: all/some/most/many) must have one of its
-  class in the best-matching cited sentence: `all` against `some` is flagged; a quantifier dropped
-  is not.
-Words that speak of the sources or the exchange (`according`, `source`, `answer`; `ATTRIBUTION`)
-and the project's own words (`given`: the answer prefix it wrote) are no claims. The question's
-words are: a claim only the question holds is unsupported, and listed in `from_question`. A
-sentence found verbatim (without its markers) in a quote it cites is supported as it stands.
-Text is compared after Unicode compatibility folding, without accents and case. What this
-catches and misses, by kind and language, is measured by bench/support_check.py
-(docs/answering.md, "The support check").
+Every word of a sentence is accounted for against the quotes it cites (`[n]`; a sentence that
+cites none, against every source shown), in the language of the answer and its sources:
+- numbers, by value (`1,777` = `1 777` = `1777`; `3,5` = `3.5`; `1.5 million`; numbers in words,
+  `once`, `twice`; `daily` and `every year` are once a day and once a year), each with its unit,
+  which a source must give the same value (`330 m` = `330 metres`; `300 days` is not `300 years`),
+  and with a word near it in the source's sentence;
+- closed classes, read only in their own language (`support_words`): a negation added or
+  dropped, a quantifier the source's sentence does not use, an ordinal that differs or a
+  superlative where the source gives an ordinal, a word of an exclusive class (antonyms,
+  comparatives, frequency words, directions, seasons, materials, colours) where the source holds
+  another member of that class and not this one;
+- every other word that is no function word of the language (NLTK's lists where bm25s has them,
+  stopwords-iso's otherwise): held whole, by stem (Snowball, BulStem), by lemma (simplemma), by
+  a shared prefix of all but its last STEM_SLACK letters, as German compound parts, as an
+  abbreviation of words the source writes (or back), or as a unit's name or symbol.
+Two levels: a number, unit, name, negation, quantifier, ordinal or exclusive-class word that
+differs from the source is a contradiction (UNSUPPORTED); a word the source does not hold is
+NOT IN SOURCE. Words that speak of the sources (`according`), hedges on a number (`about`) and the
+answer prefix the project wrote are no claims; the question's words are claims like any, and a
+claim only the question holds is labelled so. A sentence found verbatim in a quote it cites is
+supported as it stands. Text is compared after Unicode compatibility folding, without accents and
+case. What this catches and misses is measured by bench/support_realistic.py and
+bench/support_check.py (docs/answering.md, "The support check").
 """
 
 from __future__ import annotations
@@ -37,87 +32,30 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import bm25s
 
+from rag_assets.answering import support_words as words
 from rag_assets.ingest.language import language_of
 from rag_assets.ingest.sentences import sentence_spans
 from rag_assets.retrieval import lexical
 
-LONG_WORD = 9
 STEM_MIN, STEM_SLACK = 4, 3
+PREFIX_SHARE = 0.7
 NEAR = 4
 NEGATION_SCOPE = 3
 _MARKER = re.compile(r"\[(\d+)\]")
 _NUMBER = r"\d+(?:[.,\u00a0\u202f' ]\d+)*"  # digits with thousands or decimal separators
-_TOKEN = re.compile(rf"{_NUMBER}|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
+_TOKEN = re.compile(rf"{_NUMBER}|°[CcFf]|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
 _CLAUSE_BREAK = set(".,;:!?()\u2013\u2014")
 _CONTRACTION = re.compile(r"n['’]t\b", re.IGNORECASE)
-
-# The closed word classes a claim turns on, per language; a language not listed reads English's.
-# Negations and quantifiers of every language listed are read in any text (a language told from a
-# short quote is often wrong, and these words are seldom content words of another language).
-MAGNITUDES = {
-    "en": {"thousand": 3, "million": 6, "billion": 9, "trillion": 12, "bn": 9, "mn": 6},
-    "de": {"tausend": 3, "million": 6, "millionen": 6, "mio": 6, "milliarde": 9, "milliarden": 9, "mrd": 9,
-           "billion": 12, "billionen": 12},
-    "bg": {"хиляда": 3, "хиляди": 3, "хил": 3, "милион": 6, "милиона": 6, "милиони": 6, "млн": 6,
-           "милиард": 9, "милиарда": 9, "милиарди": 9, "млрд": 9, "трилион": 12, "трилиона": 12},
-    "ru": {"тысяча": 3, "тысячи": 3, "тысяч": 3, "тыс": 3, "миллион": 6, "миллиона": 6, "миллионов": 6,
-           "млн": 6, "миллиард": 9, "миллиарда": 9, "миллиардов": 9, "млрд": 9},
-    "el": {"χιλιαδες": 3, "εκατομμυριο": 6, "εκατομμυρια": 6, "εκατ": 6, "δισεκατομμυριο": 9,
-           "δισεκατομμυρια": 9, "δισ": 9},
-    "fr": {"mille": 3, "million": 6, "millions": 6, "milliard": 9, "milliards": 9},
-    "es": {"mil": 3, "millon": 6, "millones": 6},
-}  # fmt: skip
-NEGATIONS = {
-    "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot", "hardly"},
-    "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "weder",
-           "nichts", "niemand"},
-    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "нищо"},
-    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего"},
-    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανεις"},
-    "fr": {"ne", "pas", "jamais", "sans", "aucun", "aucune", "rien", "personne"},
-    "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
-}  # fmt: skip
-QUANTIFIERS = {  # class -> words
-    "en": {"all": {"all", "every", "always", "entire"}, "some": {"some", "several", "few", "sometimes"},
-           "most": {"most", "mostly", "usually", "majority"}, "many": {"many", "numerous", "often"}},
-    "de": {"all": {"alle", "allen", "aller", "jeder", "jede", "jedes", "jeden", "jedem", "immer", "samtliche"},
-           "some": {"einige", "einigen", "einiger", "manche", "manchen", "mehrere", "wenige", "manchmal"},
-           "most": {"meisten", "meist", "meistens", "uberwiegend", "mehrheit"}, "many": {"viele", "vielen", "oft"}},
-    "bg": {"all": {"всички", "всеки", "всяка", "всяко", "винаги", "целия", "цялата"},
-           "some": {"някои", "няколко", "понякога"}, "most": {"повечето", "обикновено", "мнозинството"},
-           "many": {"много", "многобройни", "често"}},
-    "ru": {"all": {"все", "всех", "каждый", "каждая", "каждое", "всегда"}, "some": {"некоторые", "несколько", "иногда"},
-           "most": {"большинство", "обычно"}, "many": {"многие", "много", "часто"}},
-    "el": {"all": {"ολοι", "ολες", "ολα", "καθε", "παντα"}, "some": {"μερικοι", "μερικες", "μερικα", "ορισμενοι"},
-           "most": {"περισσοτεροι", "συνηθως"}, "many": {"πολλοι", "πολλες", "πολλα", "συχνα"}},
-}  # fmt: skip
-ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of the world
-    "en": {"according", "source", "sources", "document", "documents", "passage", "passages", "context", "text",
-           "mentioned", "answer", "question"},
-    "de": {"laut", "zufolge", "quelle", "quellen", "dokument", "dokumente", "dokumenten", "text", "textes",
-           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst", "antwort", "frage"},
-    "bg": {"според", "източник", "източника", "източникът", "източници", "източниците", "документ", "документа",
-           "документът", "документи", "документите", "текст", "текста", "текстът", "откъс", "откъса", "отговор",
-           "отговора", "отговорът", "въпрос", "въпроса", "въпросът"},
-    "ru": {"согласно", "источник", "источника", "источнику", "источники", "документ", "документа", "текст", "текста",
-           "ответ", "вопрос"},
-    "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου", "απαντηση", "ερωτηση"},
-}  # fmt: skip
-NOT_NEGATING = {"only", "just", "merely", "solely", "nur", "само", "только", "μονο", "seulement", "solo"}
-SHORT_UNITS = set("g kg mg t l ml m cm mm km h s min kb mb gb tb hz khz mhz ghz w kw mw v ha".split())
+_FUNCTION_WORDS = {"en": bm25s.stopwords.STOPWORDS_EN_PLUS, "de": bm25s.stopwords.STOPWORDS_GERMAN,
+                   "ru": bm25s.stopwords.STOPWORDS_RUSSIAN}  # fmt: skip
+_SUPERLATIVE_ENDINGS = ("est", "ste", "sten", "ster", "stes", "ший", "шая", "шее", "шие", "τατος", "τατη", "τερος")
+_GERMAN_LINKS = ("es", "en", "s", "n", "e")
 BULGARIAN_ARTICLES = ("ът", "ят", "та", "то", "те", "а", "я")
-NUMBER_WORDS = {  # a source's number in words supports its digits
-    "en": "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-          "seventeen eighteen nineteen twenty",
-    "de": "null eins zwei drei vier funf sechs sieben acht neun zehn elf zwolf dreizehn vierzehn funfzehn sechzehn "
-          "siebzehn achtzehn neunzehn zwanzig",
-    "bg": "нула едно две три четири пет шест седем осем девет десет единадесет дванадесет тринадесет "
-          "четиринадесет петнадесет шестнадесет седемнадесет осемнадесет деветнадесет двадесет",
-}  # fmt: skip
+UNSUPPORTED, NOT_IN_SOURCE, SUPPORTED = "UNSUPPORTED", "NOT IN SOURCE", "SUPPORTED"
 
 
 @dataclass(frozen=True)
@@ -126,16 +64,27 @@ class SentenceSupport:
     start: int  # offsets in the answer
     end: int
     cites: list[int]  # the [n] this sentence (or the marker right after it) points at
-    missing: list[str]  # claims, as written in the answer, its sources do not hold (polarity and quantifiers named)
-    elsewhere: list[str]  # those of `missing` that another shown source holds: the citation, not the claim, is wrong
-    from_question: list[str] = field(default_factory=list)  # those of `missing` that only the question holds
+    contradicted: list[
+        str
+    ]  # a number, unit, name, negation, quantifier, ordinal or antonym its sources state otherwise
+    not_in_source: list[str]  # words its sources do not hold
+    elsewhere: list[str] = field(default_factory=list)  # of those, what another shown source holds: a wrong citation
+    from_question: list[str] = field(default_factory=list)  # of those, what only the question holds
+
+    @property
+    def missing(self) -> list[str]:
+        return self.contradicted + self.not_in_source
 
     @property
     def supported(self) -> bool:
         return not self.missing
 
+    @property
+    def verdict(self) -> str:
+        return UNSUPPORTED if self.contradicted else NOT_IN_SOURCE if self.not_in_source else SUPPORTED
+
     def as_dict(self) -> dict:
-        return {**asdict(self), "supported": self.supported}
+        return {**asdict(self), "missing": self.missing, "supported": self.supported, "verdict": self.verdict}
 
 
 def fold(text: str) -> str:
@@ -144,22 +93,32 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-def _words_of(table: dict, language: str):
+def _of(table: dict, language: str):
     return table.get(language, table["en"])
 
 
 @dataclass(frozen=True)
 class _Rules:
-    """One language's stemmer and closed word classes (folded)."""
+    """One language's stemmer, lemmatiser and closed word classes (folded)."""
 
     language: str
     stem: Callable[[str], str]
-    stops: frozenset  # stopwords-iso: a capitalised first word in it is no name, a word after a number no unit
-    function_words: frozenset  # the short list: what is not read for polarity
+    lemma: Callable[[str], str]  # folded lemma of a word as written
+    function_words: frozenset
+    short_function_words: frozenset  # Lucene's 33 English stop words (none for other languages)
     negations: frozenset
     quantifier: dict  # word -> class
+    every: frozenset
     magnitudes: dict  # word -> power of ten
-    attribution: frozenset  # stems
+    numbers: dict  # word -> value
+    frequency: dict  # word -> unit it is once per
+    units: dict  # form -> unit ids
+    ordinals: dict  # stem -> value
+    superlative: frozenset
+    exclusive: dict  # folded word or stem -> {(class, pole)}
+    poles: tuple  # class -> poles -> frozenset of folded words and stems
+    no_claim: frozenset  # attribution and hedges
+    clause_words: frozenset
 
     def forms(self, word: str) -> set[str]:
         """A word's stems with and without a Bulgarian definite article, which BulStem alone leaves
@@ -171,26 +130,33 @@ class _Rules:
             }
         return out
 
-    def word_after_number(self, token: _Token) -> bool:
-        """A word right after a number that is its unit or what it counts: no stop word."""
-        return token.folded not in self.stops and len(token.folded) > 1
+    def keys(self, folded: str) -> set[str]:
+        return {folded} | self.forms(folded)
+
+    def classes(self, token: _Token) -> set[tuple[int, int]]:
+        return set().union(*(self.exclusive.get(k, ()) for k in self.keys(token.folded)))
+
+    def ordinal(self, token: _Token) -> int | None:
+        return next((self.ordinals[k] for k in self.keys(token.folded) if k in self.ordinals), None)
 
     def content(self, token: _Token) -> bool:
-        """A word that says what a number counts or where it stands: no stop word."""
+        """A word that carries meaning: no function word, hedge or word about the sources."""
         return (
             token.kind == "word"
             and len(token.folded) > 1
-            and token.folded not in self.stops
-            and self.stem(token.folded) not in self.attribution
+            and token.folded not in self.function_words
+            and token.folded not in self.no_claim
+            and self.stem(token.folded) not in self.no_claim
         )
 
     def polar(self, token: _Token) -> bool:
-        """A word whose polarity is read: no negation, quantifier or short function word (a verb
-        such as `can`, a stop word in stopwords-iso, is negated as any other)."""
+        """A word whose polarity is read: any word of three letters or more but English's shortest
+        function words (a verb such as `can` or Bulgarian `прави`, stop words, is negated as any
+        other), no negation or quantifier."""
         return (
-            token.kind == "word"
+            (token.kind == "word" or (token.kind == "number" and token.folded.isalpha()))
             and len(token.folded) > 2
-            and token.folded not in self.function_words
+            and token.folded not in self.short_function_words
             and token.folded not in self.negations
             and token.folded not in self.quantifier
         )
@@ -204,18 +170,51 @@ def _rules(language: str) -> _Rules:
     def stem(word: str) -> str:
         return stemmer.stemWords([word])[0] or word if stemmer else word
 
-    stops = frozenset(fold(w) for w in lexical.stop_words(language))
+    @lru_cache(maxsize=65536)
+    def lemma(word: str) -> str:
+        import simplemma  # its tables load on first use: only when a word is held by no stem
+
+        try:
+            return fold(simplemma.lemmatize(word, lang=language))
+        except ValueError:  # a language simplemma has no tables for
+            return ""
+
+    def folded(table: dict) -> frozenset:
+        return frozenset(fold(w) for w in _of(table, language))
+
+    exclusive: dict[str, set] = {}
+    poles = []
+    for c, cls in enumerate(_of(words.EXCLUSIVE, language)):
+        poles.append([])
+        for p, pole in enumerate(cls):
+            keys = {k for w in pole.split() for k in (fold(w), stem(fold(w)))}
+            poles[-1].append(frozenset(keys))
+            for k in keys:
+                exclusive.setdefault(k, set()).add((c, p))
+    units = {}
+    for unit, forms in words.UNITS.items():
+        for form in forms.split():
+            units.setdefault(fold(form.replace("-", " ")), set()).add(unit)
+    function_words = _FUNCTION_WORDS.get(language) or lexical.stop_words(language)
     return _Rules(
         language,
         stem,
-        stops,
-        frozenset(bm25s.stopwords.STOPWORDS_EN if language == "en" else ()),  # Lucene's 33 English stop words
-        # the language's own negations and quantifiers only: Russian "ни" is Bulgarian "us", and
-        # German "Not" (need) a noun, not English "not"
-        frozenset(fold(w) for w in _words_of(NEGATIONS, language)),
-        {fold(w): cls for cls, words in _words_of(QUANTIFIERS, language).items() for w in words},
-        {fold(w): power for w, power in _words_of(MAGNITUDES, language).items()},
-        frozenset(stem(fold(w)) for w in _words_of(ATTRIBUTION, language)),
+        lemma,
+        frozenset(fold(w) for w in function_words),
+        frozenset(bm25s.stopwords.STOPWORDS_EN if language == "en" else ()),
+        folded(words.NEGATIONS),
+        {fold(w): cls for cls, ws in _of(words.QUANTIFIERS, language).items() for w in ws},
+        folded(words.EVERY),
+        {fold(w): power for w, power in _of(words.MAGNITUDES, language).items()},
+        {fold(w): Decimal(v) for w, v in _of(words.NUMBER_WORDS, language).items()},
+        {fold(w): unit for w, unit in _of(words.FREQUENCY, language).items()},
+        {form: frozenset(ids) for form, ids in units.items()},
+        {stem(fold(w)): i + 1 for i, w in enumerate(_of(words.ORDINALS, language).split())},
+        folded(words.SUPERLATIVE),
+        exclusive,
+        tuple(tuple(cls) for cls in poles),
+        folded(words.ATTRIBUTION) | {stem(w) for w in folded(words.ATTRIBUTION)} | folded(words.APPROXIMATE),
+        folded(words.CLAUSE_WORDS),
     )
 
 
@@ -240,15 +239,17 @@ class _Token:
     folded: str
     kind: str  # number, word, punct
     values: frozenset = frozenset()
+    unit: frozenset = frozenset()  # a number's unit when the word itself says it (`daily`)
 
 
 def _tokens(text: str, rules: _Rules) -> list[_Token]:
-    """Words, numbers (with their magnitude word folded in) and clause punctuation, in order. A
-    run of digits and separators that is no one number (`2019 20`) is read as its parts."""
+    """Words, numbers (digits, words, with their magnitude word folded in; `daily` and `every
+    year` are once per day and year) and clause punctuation, in order. A run of digits and
+    separators that is no one number (`2019 20`) is read as its parts."""
     text = _CONTRACTION.sub(" not", _MARKER.sub(" ", text))
     out: list[_Token] = []
-    for m in _TOKEN.finditer(text):
-        written = m.group()
+    written_all = [m.group() for m in _TOKEN.finditer(text)]
+    for i, written in enumerate(written_all):
         if written[0].isdecimal():
             values = _values(written)
             parts = [written] if values else re.split(r"[\u00a0\u202f' ]", written)
@@ -257,41 +258,65 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
                 out.append(_Token(part, part, "number", frozenset(read)))
             continue
         folded = fold(written)
+        nxt = fold(written_all[i + 1]) if i + 1 < len(written_all) else ""
         if folded in rules.magnitudes and out and out[-1].kind == "number":
             last = out[-1]
             scale = Decimal(10) ** rules.magnitudes[folded]
             out[-1] = _Token(f"{last.text} {written}", last.folded, "number", frozenset(v * scale for v in last.values))
-            continue
-        out.append(_Token(written, folded, "punct" if written in _CLAUSE_BREAK else "word"))
+        elif (
+            folded in rules.numbers
+            and (out[-1].folded if out else "") != "τοις"
+            and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words))
+        ):
+            out.append(_Token(written, folded, "number", frozenset({rules.numbers[folded]})))
+        elif folded in rules.frequency:
+            out.append(_Token(written, folded, "number", frozenset({Decimal(1)}), frozenset({rules.frequency[folded]})))
+        else:
+            out.append(_Token(written, folded, "punct" if written in _CLAUSE_BREAK else "word"))
+            if folded in rules.every and rules.units.get(nxt, set()) & words.TIME_UNITS:
+                out.append(_Token(written, folded, "number", frozenset({Decimal(1)})))  # every year: once a year
     return out
-
-
-@lru_cache(maxsize=64)
-def _number_words(language: str) -> dict[str, Decimal]:
-    return {fold(w): Decimal(i) for i, w in enumerate(NUMBER_WORDS.get(language, NUMBER_WORDS["en"]).split())}
 
 
 @dataclass(frozen=True)
 class _Number:
     values: frozenset
-    unit: frozenset  # the stems of the word right after it (empty: none)
+    unit: frozenset  # unit ids, or the stems of the word right after it (empty: none)
     near: frozenset  # the stems of the NEAR nearest content words on each side
     sentence: frozenset = frozenset()  # in a source: the stems of its sentence's content words
+    unit_at: int | None = None  # the unit word's token index
 
 
-def _number(tokens: list[_Token], i: int, rules: _Rules, values: frozenset, sentence=frozenset()) -> _Number:
-    unit: frozenset = frozenset()
-    if i + 1 < len(tokens):
-        after = tokens[i + 1]
-        if after.text == "%":
-            unit = frozenset({"%"})
-        elif after.kind == "word" and (after.folded in SHORT_UNITS or rules.word_after_number(after)):
-            unit = frozenset(rules.forms(after.folded))
+def _unit_after(tokens: list[_Token], i: int, rules: _Rules) -> tuple[frozenset, int | None]:
+    if tokens[i].unit:
+        return tokens[i].unit, None
+    if i + 1 >= len(tokens):
+        return frozenset(), None
+    after = tokens[i + 1]
+    two = f"{after.folded} {tokens[i + 2].folded}" if i + 2 < len(tokens) else ""
+    if two in rules.units:
+        return rules.units[two], i + 2
+    if after.text == "%" or after.folded in rules.units:
+        return rules.units.get(after.folded, frozenset({"%"})), i + 1
+    return frozenset(), None  # any other word after it is context, among `near`
+
+
+def _number(tokens: list[_Token], i: int, rules: _Rules, sentence=frozenset()) -> _Number:
+    unit, at = _unit_after(tokens, i, rules)
     near: set[str] = set()
-    for side in (tokens[i + 1 :], tokens[:i][::-1]):  # the NEAR nearest content words on each side
-        words = [t for t in side if rules.content(t)][:NEAR]
-        near |= {f for t in words for f in rules.forms(t.folded)}
-    return _Number(values, unit, frozenset(near), sentence)
+    window = 4 * NEAR  # tokens looked at on each side: linear in the text, however many numbers it holds
+    for side in (tokens[i + 1 : i + 1 + window], tokens[max(0, i - window) : i][::-1]):
+        ws = [t for t in side if rules.content(t) and t.folded not in rules.units][:NEAR]
+        near |= {f for t in ws for f in rules.forms(t.folded)}
+    return _Number(tokens[i].values, unit, frozenset(near), sentence, at)
+
+
+@dataclass
+class _Sentence:
+    polarities: dict  # content stem -> polarities it stands in
+    negated_clauses: dict  # content stem -> whether a clause holding it has a negation
+    quantifiers: set
+    ordinals: dict  # value -> stems of the word right after it
 
 
 class _Evidence:
@@ -299,126 +324,247 @@ class _Evidence:
 
     def __init__(self, texts: list[str], rules: _Rules):
         self.rules = rules
+        self.written: set[str] = set()  # as written, lower case (for lemmas)
         self.words: set[str] = set()
         self.stems: set[str] = set()
+        self.units: set[str] = set()
+        self.capitals: set[str] = set()  # abbreviations written in capitals
+        self.initials: set[str] = set()  # the initials of runs of 2-5 content words
         self.numbers: list[_Number] = []
-        self.sentences: list[dict[str, set[bool]]] = []  # per sentence: content stem -> polarities it stands in
-        self.quantifiers: list[set[str]] = []
-        words_as_numbers = _number_words(rules.language)
+        self.sentences: list[_Sentence] = []
+        self.clauses: list[tuple] = []  # _clauses' of every sentence
         for text in texts:
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
-                self.sentences.append(_polarities(tokens, rules))
                 stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
-                self.quantifiers.append(_quantifier_classes(tokens, rules))
+                self.sentences.append(_sentence(tokens, rules))
+                self.initials |= _initials(tokens, rules)
+                self.clauses += _clauses(tokens, rules)
                 for i, t in enumerate(tokens):
-                    if t.kind == "word":
+                    if t.kind == "number":
+                        self.numbers.append(_number(tokens, i, rules, stems))
+                        self.units |= t.unit
+                    if t.kind == "word" or (t.kind == "number" and t.folded.isalpha()):  # `twelve` is a word too
+                        self.written.add(t.text.lower())
                         self.words.add(t.folded)
                         self.stems |= rules.forms(t.folded)
-                        if t.folded in words_as_numbers:
-                            self.numbers.append(
-                                _number(tokens, i, rules, frozenset({words_as_numbers[t.folded]}), stems)
-                            )
-                    elif t.kind == "number":
-                        self.numbers.append(_number(tokens, i, rules, t.values, stems))
+                        self.units |= rules.units.get(t.folded, set())
+                        if len(t.text) > 1 and t.text.isupper():
+                            self.capitals.add(t.folded)
 
-    def holds_word(self, folded: str, kind: str) -> bool:
-        if folded in self.words or self.rules.forms(folded) & self.stems:
+    @cached_property
+    def lemmas(self) -> set[str]:
+        return {self.rules.lemma(w) for w in self.written} - {""}
+
+    def holds_pole(self, pole: frozenset) -> bool:
+        return bool(pole & self.words or pole & self.stems)
+
+    def _part(self, part: str) -> bool:
+        """A German compound's part: a word here, a word's stem, or a word's start."""
+        return len(part) >= 3 and (
+            part in self.words
+            or bool(self.rules.forms(part) & self.stems)
+            or (len(part) >= STEM_MIN and any(w.startswith(part) for w in self.words))
+        )
+
+    def holds_word(self, token: _Token, strict: bool = False) -> bool:
+        """Whole, by stem, unit, abbreviation, shared prefix (not `strict`: a name), German compound
+        parts, or lemma."""
+        rules, folded = self.rules, token.folded
+        if folded in self.words or rules.forms(folded) & self.stems:
             return True
-        if kind != "word":  # names only whole or stemmed: a prefix is another name
+        if rules.units.get(folded, set()) & self.units or folded in self.initials:
+            return True
+        if not strict and len(folded) >= STEM_MIN and any(_shares_prefix(folded, w) for w in self.words):
+            return True
+        if rules.language == "de" and (
+            _compound(folded, self._part)
+            or not strict
+            and any(
+                len(w) > len(folded) >= STEM_MIN and (w.startswith(folded) or w.endswith(folded)) for w in self.words
+            )
+        ):
+            return True
+        if strict:  # a name is not lemmatised: `Teslas` is not `Tesla`'s lemma here
             return False
-        prefix = _prefix(folded)
-        return any(w.startswith(prefix) or (len(w) >= STEM_MIN and folded.startswith(_prefix(w))) for w in self.words)
+        lemma = rules.lemma(token.text.lower())
+        return bool(lemma) and (lemma in self.lemmas or bool(rules.forms(lemma) & self.stems))
+
+    def near_miss(self, token: _Token) -> bool:
+        """A word held here, or one sharing its first STEM_MIN letters with a word here: an
+        expansion of an abbreviation made of it is no expansion (`Europe Union` where the source
+        writes `European Union` and `EU`)."""
+        return self.holds_word(token, strict=True) or any(w[:STEM_MIN] == token.folded[:STEM_MIN] for w in self.words)
 
     def holds_number(self, claim: _Number, context: bool = True) -> bool:
         """The value is written here with its unit right after it or among the words near it
         (`300 hours` does not hold `300 days`; `members ... in 1998` holds `1998 members`), and, where
-        the claim has content words near it, one of them in its sentence here (`context`)."""
+        words near the claim are held here at all, one of them in its sentence here (`context`: a
+        word held nowhere is reported on its own, NOT IN SOURCE)."""
+        near = claim.near & self.stems
         return any(
-            claim.values & held.values
-            and (not claim.unit or bool(claim.unit & (held.unit | held.near)))
-            and (not context or not claim.near or bool(claim.near & held.sentence))
+            (
+                claim.values & held.values
+                and (not claim.unit or bool(claim.unit & (held.unit | held.near)))
+                or _same_quantity(claim, held)
+            )
+            and (not context or not near or bool(near & held.sentence))
             for held in self.numbers
         )
 
-    def best_sentence(self, stems: set[str]) -> int | None:
-        """The sentence that shares the most content words with `stems` (at least two)."""
-        best, most = None, 1
-        for i, polarities in enumerate(self.sentences):
-            shared = len(stems & polarities.keys())
-            if shared > most:
-                best, most = i, shared
+    def best_clause(self, stems: set[str]) -> tuple[frozenset, bool]:
+        """(words, negated) of the clause that shares the most content words with `stems` (at least one)."""
+        best, most = (frozenset(), False), 0
+        for _, content, held, negated in self.clauses:
+            if len(stems & content) > most:
+                best, most = (held, negated), len(stems & content)
         return best
+
+    def best_sentence(self, stems: set[str]) -> _Sentence | None:
+        """The sentence that shares the most words (those whose polarity is read) with `stems`, at
+        least two: a long stop-word list leaves a sentence few content words to match by."""
+        best, most = None, 1
+        for sentence in self.sentences:
+            shared = len(stems & sentence.polarities.keys())
+            if shared > most:
+                best, most = sentence, shared
+        return best
+
+
+def _quantities(number: _Number) -> set[tuple[str, str, Decimal]]:
+    """(dimension, unit, value in the dimension's base unit) of a number with a unit of words.SCALES."""
+    return {
+        (words.SCALES[unit][0], unit, value * Decimal(str(words.SCALES[unit][1])))
+        for unit in number.unit
+        if unit in words.SCALES
+        for value in number.values
+    }
+
+
+def _same_quantity(claim: _Number, held: _Number) -> bool:
+    """The same amount in another unit of its dimension (`48 hours` = `two days`, `4 weeks` = `28
+    days`, `2.85 km` = `2,850 m`); within 2 % where a month or a year is one of them (30.44 and 365.25
+    days), exactly otherwise."""
+    for dimension, unit, value in _quantities(claim):
+        for other_dimension, other_unit, other in _quantities(held):
+            if dimension != other_dimension or unit == other_unit:
+                continue
+            slack = Decimal("0.02") if {unit, other_unit} & {"month", "year"} else Decimal(0)
+            if abs(value - other) <= abs(value) * slack:
+                return True
+    return False
 
 
 def _prefix(word: str) -> str:
     return word[: max(STEM_MIN, len(word) - STEM_SLACK)]
 
 
-def _polarities(tokens: list[_Token], rules: _Rules) -> dict[str, set[bool]]:
-    """Each word's stem -> whether it stands negated (among the first NEGATION_SCOPE words after a
-    negation word, in its clause; `Rules.polar`), over all its occurrences."""
-    out: dict[str, set[bool]] = {}
+def _shares_prefix(word: str, other: str) -> bool:
+    """One word starts with all but the last STEM_SLACK letters of the other, and the shorter is
+    at least PREFIX_SHARE of the longer (`membership` for `members`; not `Arbeitnehmer` for `Arbeit`)."""
+    short, long = sorted((word, other), key=len)
+    return len(short) >= STEM_MIN and len(short) >= PREFIX_SHARE * len(long) and long.startswith(_prefix(short))
+
+
+def _compound(word: str, held: Callable[[str], bool]) -> bool:
+    """A German compound whose two parts (with a linking `s`, `n`, `e`...) are held."""
+    if len(word) < 8:
+        return False
+    for i in range(4, len(word) - 3):
+        left, right = word[:i], word[i:]
+        lefts = [left] + [left[: -len(k)] for k in _GERMAN_LINKS if left.endswith(k)]
+        if held(right) and any(held(part) for part in lefts):
+            return True
+    return False
+
+
+def _initials(tokens: list[_Token], rules: _Rules) -> set[str]:
+    """The initials of each run of 2-5 words (function words inside skipped): `United States` -> us."""
+    out = set()
+    ws = [t for t in tokens if t.kind == "word"]
+    for i in range(len(ws)):
+        letters = ""
+        for t in ws[i : i + 8]:
+            if t.folded in rules.function_words:
+                continue
+            letters += t.folded[0]
+            if len(letters) >= 2:
+                out.add(letters)
+            if len(letters) == 5:
+                break
+    return out
+
+
+def _clauses(tokens: list[_Token], rules: _Rules) -> list[tuple[int, frozenset, frozenset, bool]]:
+    """(index of its first token, content stems, words and stems, has a negation) of each clause
+    (split at punctuation and at words that open a clause of their own), in order."""
+    out, clause, start = [], [], 0
+    for i, t in enumerate([*tokens, _Token(".", ".", "punct")]):
+        if t.kind == "punct" or t.folded in rules.clause_words:
+            content = frozenset(f for c in clause if rules.content(c) for f in rules.forms(c.folded))
+            negated = any(c.folded in rules.negations for c in clause)
+            out.append((start, content, frozenset(k for c in clause for k in rules.keys(c.folded)), negated))
+            clause, start = [], i + 1
+        elif t.kind == "word":
+            clause.append(t)
+    return out
+
+
+def _sentence(tokens: list[_Token], rules: _Rules) -> _Sentence:
+    polarities: dict[str, set[bool]] = {}
+    negated_clauses: dict[str, bool] = {}
+    clause: list[str] = []
+    clause_negated = False
     since_negation = None
+    ordinals: dict[int, set[str]] = {}
     for i, t in enumerate(tokens):
-        if t.kind == "punct":
-            since_negation = None
+        if t.kind == "punct" or t.folded in rules.clause_words:
+            for s in clause:
+                negated_clauses[s] = negated_clauses.get(s, False) or clause_negated
+            clause, clause_negated, since_negation = [], False, None
         elif t.kind == "word" and t.folded in rules.negations:
             after = tokens[i + 1].folded if i + 1 < len(tokens) else ""
-            since_negation = None if after in NOT_NEGATING else 0  # "not only X" says X
+            if after not in words.NOT_NEGATING:
+                since_negation, clause_negated = 0, True
         elif rules.polar(t):
             if since_negation is not None:
                 since_negation += 1
             negated = since_negation is not None and since_negation <= NEGATION_SCOPE
-            out.setdefault(rules.stem(t.folded), set()).add(negated)
-    return out
+            s = rules.stem(t.folded)
+            polarities.setdefault(s, set()).add(negated)
+            clause.append(s)
+        if t.kind == "word" and (value := rules.ordinal(t)):
+            nxt = [n for n in tokens[i + 1 : i + 3] if n.kind == "word"]
+            ordinals.setdefault(value, set()).update(rules.stem(n.folded) for n in nxt)
+    for s in clause:
+        negated_clauses[s] = negated_clauses.get(s, False) or clause_negated
+    quantifiers = {cls for _, cls in _quantifiers(tokens, rules)}
+    return _Sentence(polarities, negated_clauses, quantifiers, ordinals)
 
 
 def _quantifiers(tokens: list[_Token], rules: _Rules) -> list[tuple[_Token, str]]:
-    """(word, class) of each quantifier; English `most` after `the` or before an -ly word is a
-    superlative (`the most important`, `most simply`), not one."""
+    """(word, class) of each quantifier; English `most` after `the` or before an -ly word, and one
+    after a superlative marker, is a superlative (`the most important`, `най-много`), not one."""
     out = []
     for i, t in enumerate(tokens):
         cls = rules.quantifier.get(t.folded) if t.kind == "word" else None
         before = tokens[i - 1].folded if i else ""
         after = tokens[i + 1].folded if i + 1 < len(tokens) else ""
-        if cls and not (t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))):
+        superlative = before in rules.superlative or (
+            t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))
+        )
+        if cls and not superlative:  # `the most`, `най-много`: a superlative
             out.append((t, cls))
     return out
 
 
-def _quantifier_classes(tokens: list[_Token], rules: _Rules) -> set[str]:
-    return {cls for _, cls in _quantifiers(tokens, rules)}
-
-
-def _capitalised(token: _Token) -> bool:
-    return token.text[0].isupper() or sum(c.isupper() for c in token.text) >= 2
-
-
-def _claims(tokens: list[_Token], rules: _Rules, long_word: int) -> list[tuple[str, str, int]]:
-    """(as written, kind, token index) of each number, name and long word, in order, once each."""
-    out, seen = [], set()
-    first_word = True
-    for i, t in enumerate(tokens):
-        if t.kind == "punct":
-            continue
-        at_start, first_word = first_word, False
-        if t.kind == "number":
-            kind = "number"
-        elif t.folded in rules.negations or t.folded in rules.quantifier or rules.stem(t.folded) in rules.attribution:
-            continue
-        elif sum(c.isupper() for c in t.text) >= 2 or (
-            t.text[0].isupper() and not (at_start and t.folded in rules.stops)
-        ):
-            kind = "name" if len(t.text) > 1 else None
-        elif len(t.text) >= long_word:
-            kind = "word"
-        else:
-            kind = None
-        if kind and (t.text, kind) not in seen:
-            seen.add((t.text, kind))
-            out.append((t.text, kind, i))
-    return out
+def _name(token: _Token, at_start: bool, rules: _Rules) -> bool:
+    """A name: two capitals, or a capital not at the start of the sentence (German capitalises
+    every noun: only two capitals there); one the source does not hold is a contradiction. Every
+    capitalised word is looked up whole or by stem, never by a prefix or lemma: `Austria` is not
+    `Australia`."""
+    capitals = sum(c.isupper() for c in token.text)
+    return capitals >= 2 or (rules.language != "de" and not at_start and token.text[0].isupper())
 
 
 def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -432,55 +578,143 @@ def _with_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
-def _missing(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence, long_word: int):
-    """What one sentence states that `evidence` does not hold: (as written, held by) pairs, where
-    `held by` tells whether another _Evidence holds that claim (None for polarity and quantifiers)."""
+Held = Callable[["_Evidence"], bool] | None
+
+
+def _expansions(tokens: list[_Token], evidence: _Evidence) -> set[int]:
+    """Indices of words whose initials make an abbreviation the source writes (`United States` for US)."""
+    out: set[int] = set()
+    ws = [(i, t) for i, t in enumerate(tokens) if t.kind == "word" and t.folded not in evidence.rules.function_words]
+    for a in range(len(ws)):
+        for b in range(a + 2, min(a + 5, len(ws)) + 1):
+            run = [t for _, t in ws[a:b]]
+            if "".join(t.folded[0] for t in run) in evidence.capitals and not any(map(evidence.near_miss, run)):
+                out |= {i for i, _ in ws[a:b]}
+    return out
+
+
+def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
+    """What one sentence states that `evidence` does not hold: (contradicted, not in source), each a
+    list of (as written, held by), where `held by` tells whether another _Evidence holds that claim
+    (None for what only a comparison with the best-matching source sentence shows)."""
     rules = evidence.rules
-    missing = []
-    for text, kind, i in _claims(tokens, rules, long_word):
-        if kind == "number":
-            claim = _number(tokens, i, rules, tokens[i].values)
+    contradicted: list[tuple[str, Held]] = []
+    absent: list[tuple[str, Held]] = []
+    done: set[int] = _expansions(tokens, evidence)
+    best = evidence.best_sentence({rules.stem(t.folded) for t in tokens if rules.polar(t)})
+    first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
+    clause_of = _clauses(tokens, rules)[::-1]  # last first: the first whose start is <= i holds token i
+    if len(tokens) > 2 and tokens[0].kind == "number" and tokens[1].text in ".)" and tokens[2].text[0].isupper():
+        done.add(0)  # `1. Opened in 1962`: a list's marker
+    for i, t in enumerate(tokens):
+        if t.kind == "number" and i not in done:
+            claim = _number(tokens, i, rules)
+            if claim.unit_at is not None:
+                done |= set(range(i + 1, claim.unit_at + 1))  # `cubic metres`: both words
             if not evidence.holds_number(claim) and not exempt.holds_number(claim, context=False):
                 bare = _Number(claim.values, frozenset(), frozenset())
-                written = f"{text} {tokens[i + 1].text}" if claim.unit and evidence.holds_number(bare) else text
-                missing.append((written, lambda other, c=claim: other.holds_number(c)))
-        elif not evidence.holds_word(fold(text), kind) and not exempt.holds_word(fold(text), kind):
-            missing.append((text, lambda other, w=text, k=kind: other.holds_word(fold(w), k)))
-    polarities = _polarities(tokens, rules)
-    best = evidence.best_sentence(set(polarities))
-    if best is None:
-        return missing
-    cited = evidence.sentences[best]
+                shown = claim.unit_at and (evidence.holds_number(bare) or not t.text[0].isdecimal())
+                unit = f" {tokens[claim.unit_at].text}" if shown else ""
+                contradicted.append((i, f"{t.text}{unit}", lambda other, c=claim: other.holds_number(c)))
+    for i, t in enumerate(tokens):
+        if i in done or t.kind != "word" or len(t.folded) < 2 or t.folded in rules.no_claim:
+            continue
+        if t.folded in rules.negations or t.folded in rules.quantifier or t.folded in rules.superlative:
+            continue
+        if rules.units.get(t.folded) and i + 1 < len(tokens) and tokens[i + 1].kind == "number":
+            continue  # `the year 1962`: the number's claim
+        classes = rules.classes(t)
+        _, content, _, negated_here = next(c for c in clause_of if c[0] <= i)  # the answer's clause holding it
+        held, negated = evidence.best_clause(content)
+        # another member of its class in the source's clause that matches, and not this one; a
+        # negation on one side only flips the class (`prohibited` for `not allowed`)
+        others = _other_poles(classes, held, rules) if negated == negated_here else []
+        if others:
+            said = sorted(w for q in others for w in q & evidence.words)
+            contradicted.append((i, f"{t.text} (the source says {', '.join(said[:2]) or 'otherwise'})", None))
+            continue
+        if classes and any(evidence.holds_pole(rules.poles[c][p]) for c, p in classes):
+            continue  # its class's member the source holds: `often` for `frequently`
+        if rules.ordinal(t) is not None:
+            continue  # an ordinal is compared with the source sentence's (`_against`)
+        if not rules.content(t):
+            continue  # a function word (after the classes above: `often` is one in some lists)
+        name = _name(t, i == first, rules)
+        strict = t.text[0].isupper()  # a capital, at the start too, and any German noun: `Bernau` is not `Bern`
+        if evidence.holds_word(t, strict) or exempt.holds_word(t, strict):
+            continue
+        held = lambda other, token=t, n=strict: other.holds_word(token, n)  # noqa: E731
+        (contradicted if name else absent).append((i, t.text, held))
+    contradicted.sort(key=lambda c: c[0])
+    absent.sort(key=lambda c: c[0])
+    out = [c[1:] for c in contradicted]
+    if best is not None:
+        out += _against(tokens, best, rules)
+    return out, [a[1:] for a in absent]
+
+
+def _other_poles(classes: set, held: set[str], rules: _Rules) -> list[frozenset]:
+    """The other poles of a word's exclusive classes that `held` has, where it lacks the word's own."""
+    out = []
+    for c, p in classes:
+        if not rules.poles[c][p] & held:
+            out += [q for k, q in enumerate(rules.poles[c]) if k != p and q & held]
+    return out
+
+
+def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> list[tuple[str, Held]]:
+    """Negation, quantifiers and ordinals against the source sentence that shares most words."""
+    out: list[tuple[str, Held]] = []
+    mine = _sentence(tokens, rules)
+    both = {s for s, here in mine.polarities.items() if True in here and True in best.polarities.get(s, ())}
     for t in tokens:
-        here = polarities.get(rules.stem(t.folded)) if rules.polar(t) else None
-        there = cited.get(rules.stem(t.folded)) if here else None
-        if here and there and not here & there:
+        if not rules.polar(t):
+            continue
+        s = rules.stem(t.folded)
+        here, there = mine.polarities.get(s), best.polarities.get(s)
+        if not here or not there or here & there:
+            continue
+        moved = both and best.negated_clauses.get(s) and mine.negated_clauses.get(s)
+        if not moved:  # the same negation in both clauses, reaching a shared word in both: it only moved
             where = "negated here, not in the source" if True in here else "negated in the source, not here"
-            missing.append((f"{t.text} ({where})", None))
+            out.append((f"{t.text} ({where})", None))
             break
-    wanted = _quantifier_classes(tokens, rules) - evidence.quantifiers[best]
+    wanted = mine.quantifiers - best.quantifiers
     for t, cls in _quantifiers(tokens, rules):
         if cls in wanted:
-            missing.append((f"{t.text} (quantifier not in the source)", None))
+            out.append((f"{t.text} (quantifier not in the source)", None))
             break
-    return missing
+    for t in tokens:
+        value = rules.ordinal(t) if t.kind == "word" else None
+        if value and best.ordinals and value not in best.ordinals:
+            out.append((f"{t.text} (the source gives another ordinal)", None))
+            break
+    said = {v for v in best.ordinals if v > 1}
+    if said and not mine.ordinals:
+        superlative = {
+            rules.stem(t.folded)
+            for k, t in enumerate(tokens)
+            if t.kind == "word"
+            and (t.folded.endswith(_SUPERLATIVE_ENDINGS) or (k > 0 and tokens[k - 1].folded in rules.superlative))
+        }
+        for value in said:
+            if best.ordinals[value] & superlative:  # `the longest` where the source says `second-longest`
+                out.append((f"superlative without the source's ordinal ({value})", None))
+                break
+    return out
 
 
 def check_support(
-    answer: str,
-    given: list[str],
-    quotes: dict[int, str],
-    language: str | None = None,
-    long_word: int = LONG_WORD,
-    question: str = "",
+    answer: str, given: list[str], quotes: dict[int, str], language: str | None = None, question: str = ""
 ) -> list[SentenceSupport]:
     """Each sentence of `answer` against the quotes it cites (`quotes`: every source shown, by its
     number); a sentence that cites no shown source is checked against all of them. `given`: the
     words the project wrote into the answer (its prefix), which are no claims; `question`: the
     question asked, whose words are claims like any (it only labels what is missing). `language`:
     the answer's and its sources', read from both together when not given (a short quote alone is
-    often identified wrong, and the answer's negations are read in its language only)."""
-    rules = _rules(language or language_of("\n".join([answer, *quotes.values()])))
+    often identified wrong, and the answer's closed classes are read in its language only)."""
+    language = (language or language_of("\n".join([answer, *quotes.values()]))).lower().split("-")[0]
+    rules = _rules(language)
     built: dict[tuple, _Evidence] = {}
 
     def evidence(*texts: str) -> _Evidence:
@@ -495,17 +729,25 @@ def check_support(
         sentence = answer[start:end]
         cites = list(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
         cited = [quotes[n] for n in cites if n in quotes]
-        words = _MARKER.sub("", sentence).strip()
-        if cited and any(words in quote for quote in cited):  # verbatim from what it cites: nothing to look up
+        plain = _MARKER.sub("", sentence).strip()
+        if cited and any(plain in quote for quote in cited):  # verbatim from what it cites: nothing to look up
             out.append(SentenceSupport(sentence, start, end, cites, [], []))
             continue
         everything = evidence(*quotes.values())
-        missing = _missing(
-            _tokens(sentence, rules), evidence(*cited) if cited else everything, evidence(*given), long_word
+        contradicted, absent = _check(
+            _tokens(sentence, rules), evidence(*cited) if cited else everything, evidence(*given)
         )
-        elsewhere = [text for text, held in missing if held and held(everything)]
-        from_question = [text for text, held in missing if held and held(evidence(question))]
+        both = contradicted + absent
         out.append(
-            SentenceSupport(sentence, start, end, cites, [text for text, _ in missing], elsewhere, from_question)
+            SentenceSupport(
+                sentence,
+                start,
+                end,
+                cites,
+                [text for text, _ in contradicted],
+                [text for text, _ in absent],
+                [text for text, held in both if held and held(everything)],
+                [text for text, held in both if held and held(evidence(question))],
+            )
         )
     return out

@@ -130,7 +130,7 @@ def endpoint_url(value: str) -> str:
     if userinfo:
         raise argparse.ArgumentTypeError(
             "an endpoint URL with a user or password in it would be shown and stored: give the key in "
-            "$RAG_ASSETS_GENERATOR_KEY"
+            "$RAG_ASSETS_GENERATOR_KEY (--judge-url's: $RAG_ASSETS_JUDGE_KEY)"
         )
     return value.rstrip("/")
 
@@ -245,6 +245,18 @@ def add_generator(p: argparse.ArgumentParser, help: str | None = None, endpoint:
         )
 
 
+def add_judge(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--judge-url",
+        type=endpoint_url,
+        metavar="URL",
+        help="also ask the model at this OpenAI-compatible API base whether the passages each answer sentence "
+        "cites entail it (recorded beside the rule check, never replacing it); its key, if any, from "
+        "$RAG_ASSETS_JUDGE_KEY",
+    )
+    p.add_argument("--judge-model", metavar="NAME", help="the model's name on --judge-url")
+
+
 def answerers_help() -> str:
     return f"comma-separated from {', '.join(ANSWERERS)}"
 
@@ -296,6 +308,8 @@ def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given
         "generator_url": getattr(args, "generator_url", None),
         "generator_model": getattr(args, "generator_model", None),
         "generator_timeout_s": getattr(args, "generator_timeout", None),
+        "judge_url": getattr(args, "judge_url", None),
+        "judge_model": getattr(args, "judge_model", None),
     }
     from rag_assets import environment
 
@@ -381,6 +395,20 @@ def checked_endpoint(settings: Settings):
     with refusing(EndpointUnavailable):
         lm.check()
     return lm
+
+
+def checked_judge(settings: Settings):
+    """The judge the settings name, checked to answer (refused in one line when it cannot); None
+    when none is named."""
+    if not settings.judge_url:
+        return None
+    from rag_assets.answering.endpoint import EndpointUnavailable
+    from rag_assets.answering.judge import Judge
+
+    judge = Judge(settings.judge_url, settings.judge_model, settings.generator_timeout_s)
+    with refusing(EndpointUnavailable):
+        judge.check()
+    return judge
 
 
 def writable(data_dir) -> None:

@@ -205,8 +205,8 @@ class Service:
     """The loaded state behind the app: the data dir's served indexes, the models, and the
     indexes loaded with their freshness."""
 
-    def __init__(self, served: Served, embedder, lm, settings: ServiceSettings, answerers: list[str]):
-        self.served, self.embedder, self.lm = served, embedder, lm
+    def __init__(self, served: Served, embedder, lm, settings: ServiceSettings, answerers: list[str], judge=None):
+        self.served, self.embedder, self.lm, self.judge = served, embedder, lm, judge
         self.settings, self.answerer_names = settings, answerers
         self.loaded: dict[str, Loaded] = {}
         self.problems: dict[str, list[str]] = {}
@@ -238,7 +238,14 @@ class Service:
         key = (name, retriever)
         if key not in loaded.answerers:
             loaded.answerers[key] = serving.answerer(
-                self.served.settings, loaded.index, loaded.chunks, self.embedder, self.lm, name, retriever
+                self.served.settings,
+                loaded.index,
+                loaded.chunks,
+                self.embedder,
+                self.lm,
+                name,
+                retriever,
+                judge=self.judge,
             )
         return loaded.answerers[key]
 

@@ -58,6 +58,7 @@ def answerer(
     answerer: str,
     retriever: str,
     tenant=None,
+    judge=None,
 ):
     """The answerer `ask` and `serve` build over an index: every value from the same settings."""
     return build_answerer(
@@ -72,6 +73,7 @@ def answerer(
         tenant=tenant,
         cross_encoder=settings.cross_encoder,
         llm_rerank_depth=settings.llm_rerank_depth,
+        judge=judge,
     )
 
 

@@ -15,7 +15,9 @@ from rag_assets.app.options import (
     add_embedder,
     add_generator,
     add_instance,
+    add_judge,
     checked_endpoint,
+    checked_judge,
     dataset_of,
     question,
     refusing,
@@ -65,6 +67,7 @@ def add(sub) -> None:
         "that contains a reference answer most often on the bundled corpus (docs/answering.md)",
     )
     add_generator(ask)
+    add_judge(ask)
     who = ask.add_mutually_exclusive_group()
     who.add_argument(
         "--tenant",
@@ -110,6 +113,7 @@ def command(args: argparse.Namespace) -> int:
             chosen,
             settings.retriever,
             ALL_TENANTS if args.all_tenants else args.tenant,
+            checked_judge(settings),
         )
         answer = asker.ask(args.question)
     source = (
@@ -152,8 +156,19 @@ def print_answer(a) -> None:
         )
         asked = s.get("from_question") or []
         asked = f" (only the question says {', '.join(asked)})" if asked else ""
-        print(f'UNSUPPORTED: "{s["text"]}" states what {cited} do not: {", ".join(s["missing"])}{elsewhere}{asked}')
+        said = []
+        if s["contradicted"]:
+            said.append(f"states what {cited} do not: {', '.join(s['contradicted'])}")
+        if s["not_in_source"]:
+            said.append(f"{cited} do not mention: {', '.join(s['not_in_source'])}")
+        print(f'{s["verdict"]}: "{s["text"]}" {"; ".join(said)}{elsewhere}{asked}')
     if unsupported:
+        print()
+    judged = [s for s in a.support if "judge" in s]
+    if judged:
+        print(f"Judge ({judged[0]['judge']['model']}; beside the check above, not replacing it):")
+        for s in judged:
+            print(f'  {s["judge"]["verdict"]}: "{s["text"]}" (the check: {s["verdict"]})')
         print()
     if a.citations:
         print("Citations:")

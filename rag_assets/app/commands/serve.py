@@ -21,6 +21,8 @@ from rag_assets.app.options import (
     add_embedder,
     add_generator,
     add_instance,
+    add_judge,
+    checked_judge,
     dataset_of,
     free_port,
     port,
@@ -71,6 +73,7 @@ def add(sub) -> None:
     )
     serve.add_argument("--log-text", action="store_true", help="also log questions and answers (off: ids only)")
     add_generator(serve, endpoint=False)
+    add_judge(serve)
     add_embedder(serve)
     add_instance(serve)
     serve.set_defaults(func=command)
@@ -125,6 +128,7 @@ def command(args: argparse.Namespace) -> int:
 
     settings = settings_of(args, dataset_of(args), served=True, experiment="")
     free_port(args.host, args.port)
+    checked_judge(settings)  # refused here, in one line, rather than in every worker
     keys = Path(args.keys) if args.keys else DataDir(settings.data_dir).root / "keys.json"
     with refusing(KeysFileError, ValueError):  # refused here, in one line, rather than in every worker
         KeyRing.load(keys)
@@ -198,7 +202,7 @@ def app(serving: Serving):
     limits = ServiceSettings(
         serving.generating, serving.queue, serving.timeout, serving.check_every, log_text=serving.log_text
     )
-    service = Service(served, embedder, lm, limits, serving.answerers)
+    service = Service(served, embedder, lm, limits, serving.answerers, checked_judge(serving.settings))
     settings = serving.settings
     service.default_strategy = serving.strategy or (
         settings.serving_strategy if settings.chosen else served.default_strategy()
