@@ -1,15 +1,19 @@
 """The support check on sentences written as a model writes them, which the check was not built from.
 
-    python bench/support_realistic.py [--language en]
+    python bench/support_realistic.py [--set en] [--judge-url URL --judge-model NAME]
 
-`bench/data/support_realistic_<language>.jsonl` holds answers hand-written against the source
-paragraphs of `bench/data/support_realistic_sources.json`, each labelled supported (a correct
-paraphrase: an abbreviation, a unit's symbol, a number in words, a pronoun resolved, a voice
-changed, ...) or unsupported (an antonym, a wrong short word, a comparative, an ordinal, a
-frequency or quantifier changed, a claim only the question holds, content the source does not
-mention, ...), with the kind and the reason. Each answer is checked as `ask` checks it, against its
-source cited as [1], with its question. Prints per kind and overall: the share of unsupported
-answers flagged and of supported answers passed, with Wilson 95 % intervals, and each miss.
+`bench/data/support_realistic_<set>.jsonl` holds answers hand-written against the source paragraphs
+of `bench/data/support_realistic_sources.json`, each labelled supported (a correct paraphrase: an
+abbreviation, a unit's symbol, a number in words, a pronoun resolved, a voice changed, ...) or
+unsupported (an antonym, a wrong short word, a comparative, an ordinal, a frequency or quantifier
+changed, a claim only the question holds, content the source does not mention, ...), with the kind
+and the reason. Sets: en, bg, de (written while the check was rebuilt, and read then), and ru, el,
+en_unseen, bg_unseen, de_unseen (written by helpers that never saw the check, first run once it was
+written). Each answer is checked as `ask` checks it, against its source cited as [1], with its
+question. Prints per kind and overall the share of unsupported answers flagged and of supported
+answers passed, with Wilson 95 % intervals; how many were flagged at the upper level (UNSUPPORTED,
+a contradiction); and each miss. With --judge-url each sentence is also put to that
+OpenAI-compatible endpoint's model (rag_assets.answering.judge), whose own shares are printed too.
 
 This bench imports nothing of rag_assets.answering.support but `check_support`
 (tests/test_support_bench.py holds it to that): its inputs are written by hand, not from the
@@ -21,6 +25,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from rag_assets.answering.judge import Judge
 from rag_assets.answering.support import check_support
 from rag_assets.stats import wilson
 
@@ -29,26 +34,37 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--language", default="en")
+    p.add_argument("--set", default="en", help="which set: en, bg, de, ru, el, en_unseen, bg_unseen, de_unseen")
+    p.add_argument("--judge-url", help="also ask the model at this OpenAI-compatible API base, per sentence")
+    p.add_argument("--judge-model", help="its name on --judge-url")
     args = p.parse_args()
+    judge = Judge(args.judge_url, args.judge_model, 120) if args.judge_url else None
+    judged = defaultdict(list)  # label -> [the judge agreed with the label]
     sources = json.loads((DATA / "support_realistic_sources.json").read_text(encoding="utf-8"))
-    lines = (DATA / f"support_realistic_{args.language}.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (DATA / f"support_realistic_{args.set}.jsonl").read_text(encoding="utf-8").splitlines()
     cases = [json.loads(line) for line in lines if line.strip()]
     right = defaultdict(list)  # (label, kind) -> [the check agreed with the label]
+    contradicted = defaultdict(list)  # label -> [some sentence was UNSUPPORTED, the upper level]
     misses = []
     for case in cases:
         source = sources[case["source"]]
         verdicts = check_support(case["answer"], [], {1: source["text"]}, source["language"], question=case["question"])
         flagged = any(not v.supported for v in verdicts)
+        contradicted[case["label"]].append(any(v.verdict == "UNSUPPORTED" for v in verdicts))
         agreed = flagged == (case["label"] == "unsupported")
+        if judge:
+            said = judge.verdicts([v.text for v in verdicts], [[source["text"]]] * len(verdicts))
+            judged[case["label"]].append(
+                any(j["verdict"] != "entailed" for j in said) == (case["label"] == "unsupported")
+            )
         right[case["label"], case["kind"]].append(agreed)
         if not agreed:
-            missing = "; ".join(m for v in verdicts for m in v.missing)
+            missing = "; ".join(f"{v.verdict}: {', '.join(v.missing)}" for v in verdicts if v.missing)
             misses.append(
                 f"  {case['id']} ({case['kind']}): {case['answer']}  -- {case['reason']}"
                 + (f" [check: {missing}]" if missing else "")
             )
-    print(f"| {args.language} | kind | n | share right | 95 % interval |\n|---|---|---|---|---|")
+    print(f"| {args.set} | kind | n | share right | 95 % interval |\n|---|---|---|---|---|")
     for label, what in (("unsupported", "flagged"), ("supported", "passed")):
         kinds = sorted(k for lab, k in right if lab == label)
         for kind in kinds:
@@ -59,6 +75,17 @@ def main() -> None:
         low, high = wilson(sum(every), len(every))
         share = f"**{sum(every) / len(every):.2f}** ({sum(every)}/{len(every)})"
         print(f"| **{label}, all: {what}** | | {len(every)} | {share} | [{low:.2f}, {high:.2f}] |")
+    for label in ("unsupported", "supported"):
+        said = contradicted[label]
+        low, high = wilson(sum(said), len(said))
+        share = f"{sum(said)}/{len(said)} | [{low:.2f}, {high:.2f}]"
+        print(f"| {label}, all: UNSUPPORTED (a contradiction) | | {len(said)} | {share} |")
+    if judge:
+        print(f"\njudge: {judge.identity}")
+        for label, what in (("unsupported", "flagged"), ("supported", "passed")):
+            said = judged[label]
+            low, high = wilson(sum(said), len(said))
+            print(f"| {label}, judge: {what} | | {len(said)} | {sum(said)}/{len(said)} | [{low:.2f}, {high:.2f}] |")
     print("\nwhere the check and the label disagree:\n" + "\n".join(misses))
 
 

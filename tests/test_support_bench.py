@@ -29,10 +29,17 @@ def test_the_realistic_sets_say_what_each_sentence_is_and_why():
 
     data = PROJECT_ROOT / "bench" / "data"
     sources = json.loads((data / "support_realistic_sources.json").read_text(encoding="utf-8"))
-    for path in sorted(data.glob("support_realistic_*.jsonl")):
-        cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    by_language: dict[str, list] = {}
+    for path in sorted(data.glob("support_realistic_*.jsonl")):  # `en` and `en_unseen` are one language
+        language = path.stem.split("_")[2]
+        by_language.setdefault(language, []).extend(
+            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        )
+    assert sorted(by_language) == ["bg", "de", "el", "en", "ru"]
+    for language, cases in by_language.items():
         labels = [c["label"] for c in cases]
-        assert labels.count("supported") >= 30 and labels.count("unsupported") >= 30, path.name
+        assert labels.count("supported") >= 30 and labels.count("unsupported") >= 30, language
         assert len({c["id"] for c in cases}) == len(cases)
         for c in cases:
             assert c["source"] in sources and c["kind"] and c["reason"] and c["question"], c["id"]
+            assert sources[c["source"]]["language"] == language, c["id"]
