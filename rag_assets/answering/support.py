@@ -281,10 +281,20 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
 @dataclass(frozen=True)
 class _Number:
     values: frozenset
-    unit: frozenset  # unit ids, or the stems of the word right after it (empty: none)
+    unit: frozenset  # the ids of the unit right after it (empty: none)
     near: frozenset  # the stems of the NEAR nearest content words on each side
     sentence: frozenset = frozenset()  # in a source: the stems of its sentence's content words
     unit_at: int | None = None  # the unit word's token index
+
+    @cached_property
+    def quantities(self) -> set[tuple[str, str, Decimal]]:
+        """(dimension, unit, value in the dimension's base unit) for a unit of words.SCALES."""
+        return {
+            (words.SCALES[unit][0], unit, value * Decimal(str(words.SCALES[unit][1])))
+            for unit in self.unit
+            if unit in words.SCALES
+            for value in self.values
+        }
 
 
 def _unit_after(tokens: list[_Token], i: int, rules: _Rules) -> tuple[frozenset, int | None]:
@@ -431,22 +441,12 @@ class _Evidence:
         return best
 
 
-def _quantities(number: _Number) -> set[tuple[str, str, Decimal]]:
-    """(dimension, unit, value in the dimension's base unit) of a number with a unit of words.SCALES."""
-    return {
-        (words.SCALES[unit][0], unit, value * Decimal(str(words.SCALES[unit][1])))
-        for unit in number.unit
-        if unit in words.SCALES
-        for value in number.values
-    }
-
-
 def _same_quantity(claim: _Number, held: _Number) -> bool:
     """The same amount in another unit of its dimension (`48 hours` = `two days`, `4 weeks` = `28
     days`, `2.85 km` = `2,850 m`); within 2 % where a month or a year is one of them (30.44 and 365.25
     days), exactly otherwise."""
-    for dimension, unit, value in _quantities(claim):
-        for other_dimension, other_unit, other in _quantities(held):
+    for dimension, unit, value in claim.quantities:
+        for other_dimension, other_unit, other in held.quantities:
             if dimension != other_dimension or unit == other_unit:
                 continue
             slack = Decimal("0.02") if {unit, other_unit} & {"month", "year"} else Decimal(0)
@@ -603,7 +603,11 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     done: set[int] = _expansions(tokens, evidence)
     best = evidence.best_sentence({rules.stem(t.folded) for t in tokens if rules.polar(t)})
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
-    clause_of = _clauses(tokens, rules)[::-1]  # last first: the first whose start is <= i holds token i
+    # each clause of the answer (last first: the first whose start is <= i holds token i), with the
+    # source clause that matches it best, for the exclusive classes
+    clause_of = [
+        (start, negated, evidence.best_clause(content)) for start, content, _, negated in _clauses(tokens, rules)
+    ][::-1]
     if len(tokens) > 2 and tokens[0].kind == "number" and tokens[1].text in ".)" and tokens[2].text[0].isupper():
         done.add(0)  # `1. Opened in 1962`: a list's marker
     for i, t in enumerate(tokens):
@@ -624,8 +628,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         if rules.units.get(t.folded) and i + 1 < len(tokens) and tokens[i + 1].kind == "number":
             continue  # `the year 1962`: the number's claim
         classes = rules.classes(t)
-        _, content, _, negated_here = next(c for c in clause_of if c[0] <= i)  # the answer's clause holding it
-        held, negated = evidence.best_clause(content)
+        _, negated_here, (held, negated) = next(c for c in clause_of if c[0] <= i)
         # another member of its class in the source's clause that matches, and not this one; a
         # negation on one side only flips the class (`prohibited` for `not allowed`)
         others = _other_poles(classes, held, rules) if negated == negated_here else []

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
+from rag_assets import environment
 from rag_assets.catalog import ANSWERERS, DEFAULT_EMBEDDER, MULTILINGUAL_EMBEDDER, PACKAGED
 from rag_assets.settings import DEFAULT_DATA_DIR, Settings
 
@@ -228,15 +229,13 @@ def add_generator(p: argparse.ArgumentParser, help: str | None = None, endpoint:
         help=help or "a .gguf file or model folder (default: packaged SmolLM2-135M-Instruct)",
     )
     if endpoint:
-        p.add_argument(
-            "--generator-url",
-            type=endpoint_url,
-            metavar="URL",
-            help="answer through an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp's server, `rag-assets "
-            "serve-model`) at this API base, e.g. http://127.0.0.1:8000/v1; its key, if any, from "
-            "$RAG_ASSETS_GENERATOR_KEY",
+        _add_endpoint(
+            p,
+            "generator",
+            "answer through an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp's server, `rag-assets "
+            "serve-model`) at this API base, e.g. http://127.0.0.1:8000/v1",
+            environment.GENERATOR_KEY,
         )
-        p.add_argument("--generator-model", metavar="NAME", help="the model's name on --generator-url")
         p.add_argument(
             "--generator-timeout",
             type=seconds(0.1, 3600),
@@ -246,15 +245,21 @@ def add_generator(p: argparse.ArgumentParser, help: str | None = None, endpoint:
 
 
 def add_judge(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--judge-url",
-        type=endpoint_url,
-        metavar="URL",
-        help="also ask the model at this OpenAI-compatible API base whether the passages each answer sentence "
-        "cites entail it (recorded beside the rule check, never replacing it); its key, if any, from "
-        "$RAG_ASSETS_JUDGE_KEY",
+    _add_endpoint(
+        p,
+        "judge",
+        "also ask the model at this OpenAI-compatible API base whether the passages each answer sentence "
+        "cites entail it (recorded beside the rule check, never replacing it)",
+        environment.JUDGE_KEY,
     )
-    p.add_argument("--judge-model", metavar="NAME", help="the model's name on --judge-url")
+
+
+def _add_endpoint(p: argparse.ArgumentParser, role: str, does: str, key_variable: str) -> None:
+    """`--ROLE-url` and `--ROLE-model`: an OpenAI-compatible endpoint, and its model's name there."""
+    p.add_argument(
+        f"--{role}-url", type=endpoint_url, metavar="URL", help=f"{does}; its key, if any, from ${key_variable}"
+    )
+    p.add_argument(f"--{role}-model", metavar="NAME", help=f"the model's name on --{role}-url")
 
 
 def answerers_help() -> str:
