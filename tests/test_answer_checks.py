@@ -309,3 +309,30 @@ def test_a_contradiction_and_a_word_the_source_lacks_are_told_apart(answer, verd
 def test_equivalents_pass(answer):
     (checked,) = check_support(answer, [], {1: VALVES}, "en")
     assert checked.supported, checked
+
+
+# A number in words of several words is one number, however the language joins them, and a unit's
+# inflected names are that unit: each told right passes, each told wrong is flagged.
+VIADUCT = "The viaduct has 21 arches and cost 2,305 pounds."
+SAID_IN_WORDS = [
+    ("en", VIADUCT, "The viaduct has twenty-one arches [1].", "The viaduct has twenty-two arches [1]."),
+    ("en", VIADUCT, "It cost two thousand three hundred and five pounds [1].", "It cost two thousand pounds [1]."),
+    ("bg", "Мостът струва 48 милиона лева.", "Мостът струва четиридесет и осем милиона лева [1].",
+     "Мостът струва четиридесет милиона лева [1]."),
+    ("ru", "Осада длилась 43 дня.", "Осада длилась сорок три дня [1].", "Осада длилась сорок четыре дня [1]."),
+    ("el", "Η βιβλιοθήκη έχει 312 χειρόγραφα.", "Η βιβλιοθήκη έχει τριακόσια δώδεκα χειρόγραφα [1].",
+     "Η βιβλιοθήκη έχει τριακόσια χειρόγραφα [1]."),
+    ("de", "Die Brücke ist mit 310 Metern die längste.", "Die Brücke ist 310 m lang [1].",
+     "Die Brücke ist 310 km lang [1]."),
+    ("ru", "Высота стен — 9 метров.", "Высота стен — 9 м [1].", "Высота стен — 9 км [1]."),
+    ("el", "Το μονοπάτι έχει μήκος 4 χιλιομέτρων.", "Το μονοπάτι έχει μήκος 4 km [1].",
+     "Το μονοπάτι έχει μήκος 4 m [1]."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "right", "wrong"), SAID_IN_WORDS)
+def test_numbers_said_in_several_words_and_inflected_unit_names(language, source, right, wrong):
+    (told_right,) = check_support(right, [], {1: source}, language)
+    (told_wrong,) = check_support(wrong, [], {1: source}, language)
+    assert told_right.supported, told_right
+    assert told_wrong.verdict == "UNSUPPORTED", told_wrong

@@ -111,6 +111,7 @@ class _Rules:
     every: frozenset
     magnitudes: dict  # word -> power of ten
     numbers: dict  # word -> value
+    number_and: frozenset  # the word inside a number in words: `two hundred and fifty`
     frequency: dict  # word -> unit it is once per
     units: dict  # form -> unit ids
     ordinals: dict  # stem -> value
@@ -119,6 +120,8 @@ class _Rules:
     poles: tuple  # class -> poles -> frozenset of folded words and stems
     no_claim: frozenset  # attribution and hedges
     clause_words: frozenset
+    light_verbs: frozenset  # lemmas, and two-word ones (`take place`)
+    dimensions: frozenset
 
     def forms(self, word: str) -> set[str]:
         """A word's stems with and without a Bulgarian definite article, which BulStem alone leaves
@@ -147,6 +150,14 @@ class _Rules:
             and token.folded not in self.function_words
             and token.folded not in self.no_claim
             and self.stem(token.folded) not in self.no_claim
+        )
+
+    def light(self, tokens: list[_Token], i: int) -> bool:
+        """A verb that claims nothing of its own (`made`, `gibt`, `takes place`), by its lemma."""
+        before = self.lemma(tokens[i - 1].text.lower()).split("-")[0] if i else ""
+        return (
+            self.lemma(tokens[i].text.lower()).split("-")[0] in self.light_verbs  # bg lemmas: `давам-(се)`
+            or f"{before} {tokens[i].folded}" in self.light_verbs
         )
 
     def polar(self, token: _Token) -> bool:
@@ -207,6 +218,7 @@ def _rules(language: str) -> _Rules:
         folded(words.EVERY),
         {fold(w): power for w, power in _of(words.MAGNITUDES, language).items()},
         {fold(w): Decimal(v) for w, v in _of(words.NUMBER_WORDS, language).items()},
+        folded(words.NUMBER_AND),
         {fold(w): unit for w, unit in _of(words.FREQUENCY, language).items()},
         {form: frozenset(ids) for form, ids in units.items()},
         {stem(fold(w)): i + 1 for i, w in enumerate(_of(words.ORDINALS, language).split())},
@@ -215,6 +227,8 @@ def _rules(language: str) -> _Rules:
         tuple(tuple(cls) for cls in poles),
         folded(words.ATTRIBUTION) | {stem(w) for w in folded(words.ATTRIBUTION)} | folded(words.APPROXIMATE),
         folded(words.CLAUSE_WORDS),
+        folded(words.LIGHT_VERBS),
+        folded(words.DIMENSIONS),
     )
 
 
@@ -242,13 +256,35 @@ class _Token:
     unit: frozenset = frozenset()  # a number's unit when the word itself says it (`daily`)
 
 
+def _place(value: Decimal) -> Decimal:
+    """The lowest place a number in words has filled: 20 -> 10, 2300 -> 100, 5 -> 1."""
+    place = Decimal(1)
+    while value and value % (place * 10) == 0:
+        place *= 10
+    return place
+
+
 def _tokens(text: str, rules: _Rules) -> list[_Token]:
     """Words, numbers (digits, words, with their magnitude word folded in; `daily` and `every
     year` are once per day and year) and clause punctuation, in order. A run of digits and
-    separators that is no one number (`2019 20`) is read as its parts."""
+    separators that is no one number (`2019 20`) is read as its parts; a run of numbers in words
+    is one number (`twenty-four`, `two thousand three hundred and five`)."""
     text = _CONTRACTION.sub(" not", _MARKER.sub(" ", text))
     out: list[_Token] = []
+    in_words: dict[int, tuple[Decimal, Decimal]] = {}  # out index -> (the groups done, the group open)
     written_all = [m.group() for m in _TOKEN.finditer(text)]
+
+    def joins(value: Decimal) -> int:
+        """How many tokens back a number in words that `value` continues ends (0: none)."""
+        for back in (1, 2):
+            at = len(out) - back
+            if at < 0 or (back == 2 and out[-1].folded not in rules.number_and):
+                return 0
+            if at in in_words:
+                whole = sum(in_words[at])
+                return back if whole >= 20 and value < _place(whole) else 0
+        return 0
+
     for i, written in enumerate(written_all):
         if written[0].isdecimal():
             values = _values(written)
@@ -260,15 +296,30 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
         folded = fold(written)
         nxt = fold(written_all[i + 1]) if i + 1 < len(written_all) else ""
         if folded in rules.magnitudes and out and out[-1].kind == "number":
-            last = out[-1]
+            last, at = out[-1], len(out) - 1
             scale = Decimal(10) ** rules.magnitudes[folded]
-            out[-1] = _Token(f"{last.text} {written}", last.folded, "number", frozenset(v * scale for v in last.values))
+            values = frozenset(v * scale for v in last.values)
+            if at in in_words:  # `two thousand three hundred`: the hundreds are the open group's
+                done, group = in_words[at]
+                whole = done + group * scale if done and group * scale < _place(done) else (done + group) * scale
+                in_words[at], values = (whole, Decimal(0)), frozenset({whole})
+            out[-1] = _Token(f"{last.text} {written}", last.folded, "number", values)
         elif (
             folded in rules.numbers
             and (out[-1].folded if out else "") != "τοις"
-            and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words))
+            and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words) or joins(Decimal(1)))
         ):
-            out.append(_Token(written, folded, "number", frozenset({rules.numbers[folded]})))
+            value = rules.numbers[folded]
+            back = joins(value)
+            if back:
+                run, folded_first = " ".join(t.text for t in out[-back:]), out[-back].folded
+                done, group = in_words.pop(len(out) - back)
+                del out[-back:]
+                in_words[len(out)] = (done, group + value)
+                out.append(_Token(f"{run} {written}", folded_first, "number", frozenset({done + group + value})))
+            else:
+                in_words[len(out)] = (Decimal(0), value)
+                out.append(_Token(written, folded, "number", frozenset({value})))
         elif folded in rules.frequency:
             out.append(_Token(written, folded, "number", frozenset({Decimal(1)}), frozenset({rules.frequency[folded]})))
         else:
@@ -344,9 +395,11 @@ class _Evidence:
         self.sentences: list[_Sentence] = []
         self.clauses: list[tuple] = []  # _clauses' of every sentence
         for text in texts:
+            before: frozenset = frozenset()
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
-                stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
+                own = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
+                stems, before = own | before, own  # the sentence before names what `It was built in 1908` is
                 self.sentences.append(_sentence(tokens, rules))
                 self.initials |= _initials(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
@@ -615,6 +668,12 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
             claim = _number(tokens, i, rules)
             if claim.unit_at is not None:
                 done |= set(range(i + 1, claim.unit_at + 1))  # `cubic metres`: both words
+                if any(words.SCALES.get(u, ("",))[0] == "length" for u in claim.unit):
+                    done |= {
+                        k
+                        for k in (i - 1, claim.unit_at + 1)
+                        if 0 <= k < len(tokens) and tokens[k].folded in rules.dimensions
+                    }  # `340 km long`: the length is the claim
             if not evidence.holds_number(claim) and not exempt.holds_number(claim, context=False):
                 bare = _Number(claim.values, frozenset(), frozenset())
                 shown = claim.unit_at and (evidence.holds_number(bare) or not t.text[0].isdecimal())
@@ -645,6 +704,8 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         name = _name(t, i == first, rules)
         strict = t.text[0].isupper()  # a capital, at the start too, and any German noun: `Bernau` is not `Bern`
         if evidence.holds_word(t, strict) or exempt.holds_word(t, strict):
+            continue
+        if not name and rules.light(tokens, i):
             continue
         held = lambda other, token=t, n=strict: other.holds_word(token, n)  # noqa: E731
         (contradicted if name else absent).append((i, t.text, held))
