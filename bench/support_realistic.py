@@ -7,9 +7,11 @@ of `bench/data/support_realistic_sources.json`, each labelled supported (a corre
 abbreviation, a unit's symbol, a number in words, a pronoun resolved, a voice changed, ...) or
 unsupported (an antonym, a wrong short word, a comparative, an ordinal, a frequency or quantifier
 changed, a claim only the question holds, content the source does not mention, ...), with the kind
-and the reason. Sets: en, bg, de (written while the check was rebuilt, and read then), and ru, el,
+and the reason. Sets: en, bg, de (written while the check was rebuilt, and read then); ru, el,
 en_unseen, bg_unseen, de_unseen (written by helpers that never saw the check, first run once it was
-written). Each answer is checked as `ask` checks it, against its source cited as [1], with its
+written, then read); en_heldout, bg_heldout, de_heldout, ru_heldout, el_heldout (written the same
+way after those were read, on three new paragraphs per language; docs/answering.md gives their
+first run). Each answer is checked as `ask` checks it, against its source cited as [1], with its
 question. Prints per kind and overall the share of unsupported answers flagged and of supported
 answers passed, with Wilson 95 % intervals; how many were flagged at the upper level (UNSUPPORTED,
 a contradiction); and each miss. With --judge-url each sentence is also put to that
@@ -34,7 +36,11 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--set", default="en", help="which set: en, bg, de, ru, el, en_unseen, bg_unseen, de_unseen")
+    p.add_argument(
+        "--set",
+        default="en",
+        help="which set: en, bg, de, ru, el, <language>_unseen (en, bg, de), <language>_heldout (all five)",
+    )
     p.add_argument("--judge-url", help="also ask the model at this OpenAI-compatible API base, per sentence")
     p.add_argument("--judge-model", help="its name on --judge-url")
     args = p.parse_args()
