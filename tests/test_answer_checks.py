@@ -336,3 +336,38 @@ def test_numbers_said_in_several_words_and_inflected_unit_names(language, source
     (told_wrong,) = check_support(wrong, [], {1: source}, language)
     assert told_right.supported, told_right
     assert told_wrong.verdict == "UNSUPPORTED", told_wrong
+
+
+# A hostile review's cases: an opposite verdict word at a clause's end, a number in words with two
+# magnitudes, a verb that carries a claim, a dimension the source names otherwise, a compound
+# modifier after a number word. (source, answer, whether it is supported)
+REVIEWED = [
+    ("en", "Smoking in bars is allowed.", "Smoking in bars is prohibited [1].", False),
+    ("de", "Parken ist hier erlaubt.", "Parken ist hier verboten [1].", False),
+    ("ru", "Курение в барах разрешено.", "Курение в барах запрещено [1].", False),
+    ("en", "The book was banned in Ireland in 1950.", "Ireland banned the book in 1950 [1].", True),
+    ("en", "The city has 200 inhabitants.", "The city has two hundred thousand inhabitants [1].", False),
+    ("en", "It has 2,300,000 inhabitants.", "It has two million three hundred thousand inhabitants [1].", True),
+    ("en", "The museum was founded in 1950. The library was completed in 1980.", "It was founded in 1980 [1].", False),
+    ("en", "The drug was tested on children.", "The drug was given to children [1].", False),
+    ("en", "The meeting was cancelled.", "The meeting took place [1].", False),
+    ("en", "The lake is 30 m deep.", "The lake is 30 m high [1].", False),
+    ("en", "The tower, 330 m, was built in 1889.", "The tower is 330 m high [1].", True),
+    ("en", "The course has 20 lessons of one hour.", "The course has twenty one-hour lessons [1].", True),
+]
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "supported"), REVIEWED)
+def test_what_a_hostile_review_of_the_check_found(language, source, answer, supported):
+    (checked,) = check_support(answer, [], {1: source}, language)
+    assert checked.supported == supported, checked
+
+
+def test_a_number_worked_out_from_the_sources_is_not_stated_but_no_contradiction():
+    source = {1: "The viaduct was built between 1887 and 1891. Adults take 40 mg twice a day."}
+    (years,) = check_support("Construction took four years [1].", [], source, "en")
+    (dose,) = check_support("Adults take 80 mg a day [1].", [], source, "en")
+    (wrong,) = check_support("Adults take 45 mg twice a day [1].", [], source, "en")
+    assert years.verdict == "NOT IN SOURCE" and "four years (not stated: 1891 − 1887)" in years.not_in_source
+    assert dose.verdict == "NOT IN SOURCE" and "80 (not stated: 2 × 40)" in dose.not_in_source
+    assert wrong.verdict == "UNSUPPORTED" and wrong.contradicted == ["45"]

@@ -112,6 +112,8 @@ class _Rules:
     magnitudes: dict  # word -> power of ten
     numbers: dict  # word -> value
     number_and: frozenset  # the word inside a number in words: `two hundred and fifty`
+    multiples: frozenset  # number words that never continue one: `twice`, `dozen`
+    between: frozenset
     frequency: dict  # word -> unit it is once per
     units: dict  # form -> unit ids
     ordinals: dict  # stem -> value
@@ -120,8 +122,8 @@ class _Rules:
     poles: tuple  # class -> poles -> frozenset of folded words and stems
     no_claim: frozenset  # attribution and hedges
     clause_words: frozenset
-    light_verbs: frozenset  # lemmas, and two-word ones (`take place`)
-    dimensions: frozenset
+    light_verbs: frozenset  # lemmas
+    dimensions: dict  # word -> the words of every other dimension
 
     def forms(self, word: str) -> set[str]:
         """A word's stems with and without a Bulgarian definite article, which BulStem alone leaves
@@ -153,12 +155,15 @@ class _Rules:
         )
 
     def light(self, tokens: list[_Token], i: int) -> bool:
-        """A verb that claims nothing of its own (`made`, `gibt`, `takes place`), by its lemma."""
-        before = self.lemma(tokens[i - 1].text.lower()).split("-")[0] if i else ""
-        return (
-            self.lemma(tokens[i].text.lower()).split("-")[0] in self.light_verbs  # bg lemmas: `давам-(се)`
-            or f"{before} {tokens[i].folded}" in self.light_verbs
-        )
+        """A verb that claims nothing of its own (`measures`, `beträgt`, `находится`), by its lemma,
+        or a word of such a phrase (`made up of`)."""
+        if self.lemma(tokens[i].text.lower()).split("-")[0] in self.light_verbs:  # bg lemmas: `намирам-(се)`
+            return True
+        for phrase in (p.split() for p in self.light_verbs if " " in p):
+            for start in range(max(0, i - len(phrase) + 1), i + 1):
+                if [t.folded for t in tokens[start : start + len(phrase)]] == phrase:
+                    return True
+        return False
 
     def polar(self, token: _Token) -> bool:
         """A word whose polarity is read: any word of three letters or more but English's shortest
@@ -219,6 +224,8 @@ def _rules(language: str) -> _Rules:
         {fold(w): power for w, power in _of(words.MAGNITUDES, language).items()},
         {fold(w): Decimal(v) for w, v in _of(words.NUMBER_WORDS, language).items()},
         folded(words.NUMBER_AND),
+        folded(words.MULTIPLES),
+        folded(words.BETWEEN),
         {fold(w): unit for w, unit in _of(words.FREQUENCY, language).items()},
         {form: frozenset(ids) for form, ids in units.items()},
         {stem(fold(w)): i + 1 for i, w in enumerate(_of(words.ORDINALS, language).split())},
@@ -228,7 +235,12 @@ def _rules(language: str) -> _Rules:
         folded(words.ATTRIBUTION) | {stem(w) for w in folded(words.ATTRIBUTION)} | folded(words.APPROXIMATE),
         folded(words.CLAUSE_WORDS),
         folded(words.LIGHT_VERBS),
-        folded(words.DIMENSIONS),
+        {
+            w: frozenset(v for other in dimensions if other is not pole for v in other.split())
+            for dimensions in [[fold(p) for p in _of(words.DIMENSIONS, language)]]
+            for pole in dimensions
+            for w in pole.split()
+        },
     )
 
 
@@ -256,10 +268,14 @@ class _Token:
     unit: frozenset = frozenset()  # a number's unit when the word itself says it (`daily`)
 
 
-def _place(value: Decimal) -> Decimal:
+def _plain(value: Decimal) -> str:
+    return f"{value.normalize():f}"
+
+
+def _place(value: Decimal) -> int:
     """The lowest place a number in words has filled: 20 -> 10, 2300 -> 100, 5 -> 1."""
-    place = Decimal(1)
-    while value and value % (place * 10) == 0:
+    whole, place = int(value), 1
+    while whole and whole % (place * 10) == 0:
         place *= 10
     return place
 
@@ -268,21 +284,27 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
     """Words, numbers (digits, words, with their magnitude word folded in; `daily` and `every
     year` are once per day and year) and clause punctuation, in order. A run of digits and
     separators that is no one number (`2019 20`) is read as its parts; a run of numbers in words
-    is one number (`twenty-four`, `two thousand three hundred and five`)."""
+    is one number (`twenty-four`, `two hundred thousand`, `two thousand three hundred and five`)."""
     text = _CONTRACTION.sub(" not", _MARKER.sub(" ", text))
     out: list[_Token] = []
     in_words: dict[int, tuple[Decimal, Decimal]] = {}  # out index -> (the groups done, the group open)
-    written_all = [m.group() for m in _TOKEN.finditer(text)]
+    matches = list(_TOKEN.finditer(text))
+    written_all = [m.group() for m in matches]
 
-    def joins(value: Decimal) -> int:
-        """How many tokens back a number in words that `value` continues ends (0: none)."""
+    def joins(i: int, value: Decimal) -> int:
+        """How many tokens back the number in words that word i (of `value`) continues ends; 0 for
+        none, and for a word of a compound (`twenty one-hour lessons`), a multiple (`forty twice`)
+        or a range (`between forty and two`)."""
+        if text[matches[i].end() : matches[i].end() + 1] == "-" or fold(written_all[i]) in rules.multiples:
+            return 0
         for back in (1, 2):
             at = len(out) - back
             if at < 0 or (back == 2 and out[-1].folded not in rules.number_and):
                 return 0
             if at in in_words:
                 whole = sum(in_words[at])
-                return back if whole >= 20 and value < _place(whole) else 0
+                between = at > 0 and out[at - 1].folded in rules.between and back == 2
+                return back if whole >= 20 and value < _place(whole) and not between else 0
         return 0
 
     for i, written in enumerate(written_all):
@@ -295,22 +317,25 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
             continue
         folded = fold(written)
         nxt = fold(written_all[i + 1]) if i + 1 < len(written_all) else ""
-        if folded in rules.magnitudes and out and out[-1].kind == "number":
+        power = rules.magnitudes.get(folded)
+        if power and out and out[-1].kind == "number" and (power > 2 or len(out) - 1 in in_words):
             last, at = out[-1], len(out) - 1
-            scale = Decimal(10) ** rules.magnitudes[folded]
-            values = frozenset(v * scale for v in last.values)
-            if at in in_words:  # `two thousand three hundred`: the hundreds are the open group's
+            values = frozenset(v * 10**power for v in last.values)
+            if at in in_words:  # `two hundred thousand`, `three billion four hundred million`
                 done, group = in_words[at]
-                whole = done + group * scale if done and group * scale < _place(done) else (done + group) * scale
-                in_words[at], values = (whole, Decimal(0)), frozenset({whole})
+                if power == 2:
+                    done, group = (done, group * 100) if group else (done * 100, group)
+                else:
+                    done, group = (done + group * 10**power, Decimal(0)) if group else (done * 10**power, group)
+                in_words[at], values = (done, group), frozenset({done + group})
             out[-1] = _Token(f"{last.text} {written}", last.folded, "number", values)
         elif (
             folded in rules.numbers
             and (out[-1].folded if out else "") != "τοις"
-            and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words) or joins(Decimal(1)))
+            and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words) or joins(i, Decimal(1)))
         ):
             value = rules.numbers[folded]
-            back = joins(value)
+            back = joins(i, value)
             if back:
                 run, folded_first = " ".join(t.text for t in out[-back:]), out[-back].folded
                 done, group = in_words.pop(len(out) - back)
@@ -395,11 +420,9 @@ class _Evidence:
         self.sentences: list[_Sentence] = []
         self.clauses: list[tuple] = []  # _clauses' of every sentence
         for text in texts:
-            before: frozenset = frozenset()
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
-                own = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
-                stems, before = own | before, own  # the sentence before names what `It was built in 1908` is
+                stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
                 self.sentences.append(_sentence(tokens, rules))
                 self.initials |= _initials(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
@@ -474,6 +497,30 @@ class _Evidence:
             and (not context or not near or bool(near & held.sentence))
             for held in self.numbers
         )
+
+    @cached_property
+    def values(self) -> frozenset:
+        return frozenset(v for held in self.numbers for v in held.values)
+
+    def derivation(self, values: frozenset) -> str | None:
+        """How a value no number here has is the sum or difference of two that are, each 10 or more,
+        or twice or three times one (`27 points` from 68 % and 41 %, `four years` from 1887 to 1891,
+        `80 mg a day` from 40 mg twice), written out: a number worked out is not stated, and is
+        reported NOT IN SOURCE with the sum for the reader to check, not as a contradiction."""
+        if values & self.values:
+            return None
+        held = sorted(v for v in self.values if v >= 10)  # smaller ones add up to any small number
+        for v in sorted(values):
+            for a in held:  # the difference first: `from 1887 to 1891`
+                if a - v in held:
+                    return f"{_plain(a)} − {_plain(a - v)}"
+            for a in held:
+                if v - a in held and a < v - a:
+                    return f"{_plain(a)} + {_plain(v - a)}"
+            for times in (2, 3):  # `twice a day`
+                if times in self.values and v / times in held:
+                    return f"{times} × {_plain(v / times)}"
+        return None
 
     def best_clause(self, stems: set[str]) -> tuple[frozenset, bool]:
         """(words, negated) of the clause that shares the most content words with `stems` (at least one)."""
@@ -672,13 +719,17 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
                     done |= {
                         k
                         for k in (i - 1, claim.unit_at + 1)
-                        if 0 <= k < len(tokens) and tokens[k].folded in rules.dimensions
-                    }  # `340 km long`: the length is the claim
+                        if 0 <= k < len(tokens)
+                        and tokens[k].folded in rules.dimensions
+                        and not rules.dimensions[tokens[k].folded] & evidence.words
+                    }  # `340 km long`: the length is the claim, where the sources say no `deep`
             if not evidence.holds_number(claim) and not exempt.holds_number(claim, context=False):
                 bare = _Number(claim.values, frozenset(), frozenset())
                 shown = claim.unit_at and (evidence.holds_number(bare) or not t.text[0].isdecimal())
                 unit = f" {tokens[claim.unit_at].text}" if shown else ""
-                contradicted.append((i, f"{t.text}{unit}", lambda other, c=claim: other.holds_number(c)))
+                derived = evidence.derivation(claim.values)
+                said = f"{t.text}{unit} (not stated: {derived})" if derived else f"{t.text}{unit}"
+                (absent if derived else contradicted).append((i, said, lambda other, c=claim: other.holds_number(c)))
     for i, t in enumerate(tokens):
         if i in done or t.kind != "word" or len(t.folded) < 2 or t.folded in rules.no_claim:
             continue

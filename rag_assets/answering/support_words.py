@@ -18,19 +18,15 @@ MAGNITUDES = {
 }  # fmt: skip
 NEGATIONS = {
     "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot", "hardly",
-           "fails", "fail", "failed", "lacks", "lack", "prohibited", "forbidden", "banned"},
+           "fails", "fail", "failed", "lacks", "lack"},
     "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "weder",
-           "nichts", "niemand", "verboten", "untersagt"},
-    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "никоя", "никое", "нищо", "забранено",
-           "забранен", "забранена", "забранени"},
-    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего", "ничто", "запрещено", "запрещен",
-           "запрещена", "запрещены"},
-    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανενας", "καμια", "κανενα", "τιποτα", "απαγορευεται",
-           "απαγορευονται"},
+           "nichts", "niemand"},
+    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "никоя", "никое", "нищо"},
+    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего", "ничто"},
+    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανενας", "καμια", "κανενα", "τιποτα"},
     "fr": {"ne", "pas", "jamais", "sans", "aucun", "aucune", "rien", "personne"},
     "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
 }  # fmt: skip
-# Negations by their meaning too: `prohibited from crossing` says `not allowed to cross`.
 NOT_NEGATING = {"only", "just", "merely", "solely", "nur", "само", "только", "μονο"}  # "not only X" says X
 QUANTIFIERS = {  # class -> words
     "en": {"all": {"all", "every", "entire", "each"}, "some": {"some", "several", "few"},
@@ -63,11 +59,11 @@ ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of th
     "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου", "απαντηση", "ερωτηση", "ναι"},
 }  # fmt: skip
 APPROXIMATE = {  # hedges on a number, each as good as another: no claim
-    "en": {"about", "around", "approximately", "roughly", "circa", "ca", "nearly", "almost", "over",
-           "just", "exactly", "precisely", "mainly", "mostly", "largely", "primarily", "chiefly"},
+    "en": {"about", "around", "approximately", "roughly", "circa", "ca", "nearly", "almost", "just",
+           "exactly", "precisely", "mainly", "mostly", "largely", "primarily", "chiefly"},
     "de": {"etwa", "rund", "ungefahr", "circa", "ca", "knapp", "fast", "beinahe", "genau"},
     "bg": {"около", "приблизително", "близо", "почти", "към", "точно"},
-    "ru": {"около", "примерно", "приблизительно", "почти", "порядка", "ровно", "свыше"},
+    "ru": {"около", "примерно", "приблизительно", "почти", "порядка", "ровно"},
     "el": {"περιπου", "γυρω", "σχεδον", "ακριβως", "κοντα"},
 }  # fmt: skip
 CLAUSE_WORDS = {  # words that open a subordinate clause: a negation before them does not reach past them
@@ -82,15 +78,13 @@ NUMBER_WORDS = {  # a number in words is that number, on either side
            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
            "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
            "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-           "ninety": 90, "hundred": 100, "thousand": 1000, "dozen": 12, "twice": 2, "thrice": 3, "double": 2,
-           "triple": 3},
+           "ninety": 90, "hundred": 100, "thousand": 1000, "dozen": 12, "twice": 2, "thrice": 3},
     "de": {"null": 0, "eins": 1, "einmal": 1, "zwei": 2, "beide": 2, "beiden": 2, "zweimal": 2, "drei": 3,
            "dreimal": 3, "vier": 4, "funf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
            "elf": 11, "zwolf": 12, "dreizehn": 13, "vierzehn": 14, "funfzehn": 15, "sechzehn": 16,
            "siebzehn": 17, "achtzehn": 18, "neunzehn": 19, "zwanzig": 20, "dreißig": 30, "dreissig": 30,
            "vierzig": 40, "funfzig": 50, "sechzig": 60, "siebzig": 70, "achtzig": 80, "neunzig": 90,
-           "hundert": 100, "einhundert": 100, "zweihundert": 200, "dreihundert": 300, "doppelt": 2, "doppelte": 2,
-           "dreifach": 3},
+           "hundert": 100, "einhundert": 100, "zweihundert": 200, "dreihundert": 300},
     "bg": {"нула": 0, "единият": 1, "едната": 1, "единственият": 1, "веднъж": 1, "два": 2, "две": 2, "двата": 2,
            "двете": 2, "двама": 2, "двамата": 2, "три": 3, "трите": 3, "трима": 3, "четири": 4, "четирите": 4,
            "пет": 5, "петте": 5, "шест": 6, "седем": 7, "осем": 8, "девет": 9, "десет": 10, "единадесет": 11,
@@ -124,6 +118,13 @@ NUMBER_WORDS = {  # a number in words is that number, on either side
            "τριπλασιο": 3},
 }  # fmt: skip
 NUMBER_AND = {"en": {"and"}, "de": set(), "bg": {"и"}, "ru": set(), "el": {"και"}}  # `two hundred and fifty`
+BETWEEN = {"en": {"between"}, "de": {"zwischen"}, "bg": {"между"}, "ru": {"между"}, "el": {"μεταξυ"}}  # a range's
+MULTIPLES = {  # number words of times and sets, which never continue a number in words: `forty twice` is no 42
+    "en": {"twice", "thrice", "dozen", "both", "single"}, "de": {"einmal", "zweimal", "dreimal", "beide", "beiden"},
+    "bg": {"веднъж", "двойно", "тройно"},
+    "ru": {"однажды", "дважды", "трижды", "вдвое", "втрое", "оба", "обе", "обоих"},
+    "el": {"δυο φορες", "διπλασιο", "διπλασια", "τριπλασιο"},
+}  # fmt: skip
 UNITS = {  # one unit, its symbols and its names in every language (a unit is the same in any text)
     "%": "% percent per-cent pct prozent процента процент процентов τοις-εκατο",
     "m": "m metre metres meter meters metern метра метър метри метров метрах метрами м μετρα μετρο μετρων μ",
@@ -161,27 +162,23 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "bar": "bar бар бара",
     "times": "times mal пъти раз раза φορες φορα",
 }  # fmt: skip
-LIGHT_VERBS = {  # verbs that claim nothing of their own (by lemma): copulas, light verbs (have, do, make, take,
-    # give, get, go) and the verbs that tie a subject to a measure or a place; the claim is in their objects
-    "en": {"be", "become", "remain", "have", "do", "make", "take", "give", "get", "go", "come", "keep", "put",
-           "reach", "measure", "total", "amount", "lie", "stand", "sit", "take place"},
-    "de": {"sein", "werden", "bleiben", "haben", "machen", "nehmen", "geben", "bekommen", "erhalten", "gehen",
-           "kommen", "bringen", "halten", "liegen", "stehen", "erreichen", "betragen", "befinden", "umfassen"},
-    "bg": {"съм", "бъда", "ставам", "става", "оставам", "имам", "правя", "права", "взема", "вземам", "давам", "дам",
-           "получавам", "получа", "отивам", "идвам", "държа", "стоя", "лежа", "достигам", "достигна", "намирам"},
-    "ru": {"быть", "являться", "становиться", "стать", "оставаться", "иметь", "делать", "сделать", "брать",
-           "взять", "давать", "дать", "получать", "получить", "идти", "приходить", "держать", "стоять", "лежать",
-           "достигать", "достичь", "составлять", "находиться"},
-    "el": {"ειμαι", "γινομαι", "μενω", "εχω", "κανω", "παιρνω", "δινω", "λαμβανω", "πηγαινω", "ερχομαι", "κρατω",
-           "φτανω", "αποτελω", "βρισκω"},
+LIGHT_VERBS = {  # verbs that claim nothing of their own (by lemma): the copula, `remain`, `have`, the verbs
+    # that tie a subject to a measure or a place (`measures`, `liegt bei`, `is located`) and to its parts
+    # (`consists of`); the claim is in their objects. Phrases are matched word for word, as written.
+    "en": {"be", "remain", "have", "measure", "total", "amount", "consist", "comprise", "made up of"},
+    "de": {"sein", "werden", "bleiben", "haben", "betragen", "liegen", "befinden", "umfassen", "bestehen"},
+    "bg": {"съм", "бъда", "оставам", "имам", "намирам", "състоя"},
+    "ru": {"быть", "являться", "оставаться", "иметь", "составлять", "находиться", "состоять"},
+    "el": {"ειμαι", "μενω", "εχω", "αποτελω", "αποτελουμαι", "βρισκω"},
 }  # fmt: skip
-DIMENSIONS = {  # the adjective (or noun) a length is measured along: `340 km long` claims only `340 km`
-    "en": {"long", "high", "tall", "wide", "deep", "length", "height", "width", "depth"},
-    "de": {"lang", "lange", "langer", "hoch", "hohe", "breit", "breite", "tief", "tiefe"},
-    "bg": {"дълъг", "дълга", "дълго", "висок", "висока", "високо", "широк", "широка", "дълбок", "дълбока", "дължина",
-           "височина", "ширина", "дълбочина"},
-    "ru": {"длиной", "длина", "высотой", "высота", "шириной", "ширина", "глубиной", "глубина", "длинный", "высокий"},
-    "el": {"μηκος", "υψος", "πλατος", "βαθος", "μακρυς", "ψηλος"},
+DIMENSIONS = {  # what a length is measured along, one pole per dimension: `340 km long` claims `340 km`
+    # where the sources name no other dimension
+    "en": ["long length", "high tall height", "wide width", "deep depth"],
+    "de": ["lang lange langer", "hoch hohe hoher hohen", "breit breite", "tief tiefe"],
+    "bg": ["дълъг дълга дълго дължина", "висок висока високо височина", "широк широка ширина",
+           "дълбок дълбока дълбочина"],
+    "ru": ["длиной длина длинный", "высотой высота высокий", "шириной ширина", "глубиной глубина"],
+    "el": ["μηκος μακρυς", "υψος ψηλος", "πλατος", "βαθος"],
 }  # fmt: skip
 TIME_UNITS = {"h", "min", "s", "day", "week", "month", "year"}
 SCALES = {  # unit -> (dimension, size in the dimension's base unit): one amount in two units is one claim
@@ -234,7 +231,7 @@ EXCLUSIVE = {
          "brick", "plastic", "gold", "silver"), ("red", "blue", "green", "yellow", "black", "white"),
         ("morning", "evening", "night"), ("once", "twice", "thrice"),
         ("men male", "women female"), ("adults adult", "children child kids"),
-        ("upstream", "downstream"), ("above", "below"), ("rural", "urban"),
+        ("upstream", "downstream"), ("above", "below"), ("over", "under"), ("rural", "urban"),
     ],
     "de": [
         ("hoch hoher hochste hohe hohen", "niedrig niedriger niedrigste tief"), ("lang langer langste lange",
@@ -248,7 +245,8 @@ EXCLUSIVE = {
         ("erste", "letzte"), ("maximal", "minimal"), ("innen", "außen"), ("fruhling", "sommer", "herbst", "winter"),
         ("eisen schmiedeeisen", "stahl", "holz", "stein", "beton", "glas", "aluminium", "kupfer", "ziegel"),
         ("rot", "blau", "grun", "gelb", "schwarz", "weiß"), ("erwachsene erwachsenen", "kinder kindern"),
-        ("oberhalb", "unterhalb"), ("laut", "leise"),
+        ("oberhalb", "unterhalb"), ("laut", "leise"), ("uber", "unter"), ("seit", "bis"),
+        ("erlaubt zulassig gestattet", "verboten untersagt"),
     ],
     "bg": [
         ("високо висок висока високи по-висок", "ниско нисък ниска ниски по-нисък"), ("дълъг дълга дълго дълги",
@@ -261,12 +259,13 @@ EXCLUSIVE = {
         ("широк", "тесен"), ("нов нова нови", "стар стара стари"), ("евтин", "скъп"), ("първи", "последен"),
         ("пролет", "лято лятото", "есен", "зима зимата"), ("желязо", "стомана", "дърво дървен", "камък",
          "бетон", "стъкло"), ("червен", "син", "зелен", "жълт", "черен", "бял"), ("възрастни", "деца децата"),
-        ("прегрява", "замръзва"), ("увеличава", "намалява"),
+        ("прегрява", "замръзва"), ("увеличава", "намалява"), ("над", "под до"),
+        ("разрешено разрешен разрешена разрешени позволено", "забранено забранен забранена забранени"),
     ],
     "ru": [
         ("высокий высокая высокое высоко выше", "низкий низкая низкое низко ниже"), ("длинный длиннее",
          "короткий короче"), ("большой большая больше крупный", "маленький малый меньше"),
-        ("больше более", "меньше менее"),
+        ("больше более свыше", "меньше менее"),
         ("север северный северная", "юг южный южная", "восток восточный восточная", "запад западный западная"),
         ("левый левом левая", "правый правом правая"), ("рано ранний", "поздно поздний"),
         ("горячий теплый жаркий", "холодный прохладный"), ("безопасный безопасен безопасна", "опасный опасен опасна"),
@@ -277,6 +276,7 @@ EXCLUSIVE = {
         ("железо чугун", "сталь стальной", "дерево деревянный", "камень", "бетон", "стекло", "алюминий", "медь",
          "кирпич"), ("красный", "синий", "зеленый", "желтый", "черный", "белый"), ("взрослые взрослых", "дети детей"),
         ("увеличивает растет", "уменьшает снижает падает"),
+        ("разрешено разрешен разрешена разрешены", "запрещено запрещен запрещена запрещены"),
     ],
     "el": [
         ("υψηλος υψηλη υψηλο ψηλος ψηλη ψηλο", "χαμηλος χαμηλη χαμηλο"), ("μακρυς μακρια μεγαλυτερο", "κοντος κοντη"),
@@ -288,6 +288,7 @@ EXCLUSIVE = {
         ("νεος νεα", "παλιος παλια"), ("φθηνος", "ακριβος"), ("πρωτος", "τελευταιος"),
         ("ανοιξη", "καλοκαιρι", "φθινοπωρο", "χειμωνα χειμωνας"), ("σιδερο", "χαλυβα", "ξυλο", "πετρα", "μπετον",
          "γυαλι"), ("κοκκινος", "μπλε", "πρασινος", "κιτρινος", "μαυρος", "ασπρος λευκος"),
-        ("ενηλικες ενηλικοι", "παιδια"), ("αυξανει", "μειωνει"),
+        ("ενηλικες ενηλικοι", "παιδια"), ("αυξανει", "μειωνει"), ("ανω πανω", "κατω"),
+        ("επιτρεπεται επιτρεπονται", "απαγορευεται απαγορευονται"),
     ],
 }  # fmt: skip
