@@ -354,6 +354,10 @@ REVIEWED = [
     ("en", "The lake is 30 m deep.", "The lake is 30 m high [1].", False),
     ("en", "The tower, 330 m, was built in 1889.", "The tower is 330 m high [1].", True),
     ("en", "The course has 20 lessons of one hour.", "The course has twenty one-hour lessons [1].", True),
+    ("en", "The hotel has 300 rooms.", "It has 3 hundred rooms [1].", True),
+    ("el", "Κοστίζει 10 ευρώ κατά άτομο.", "Κοστίζει 10 ευρώ ανά άτομο [1].", True),
+    ("en", "The alloy replaced copper and tin.", "The alloy is made up of copper and tin [1].", False),
+    ("en", "It opened in 1932; 16 workers died. The arch spans 503 m.", "The arch spans 487 m [1].", False),
 ]
 
 
@@ -363,11 +367,10 @@ def test_what_a_hostile_review_of_the_check_found(language, source, answer, supp
     assert checked.supported == supported, checked
 
 
-def test_a_number_worked_out_from_the_sources_is_not_stated_but_no_contradiction():
-    source = {1: "The viaduct was built between 1887 and 1891. Adults take 40 mg twice a day."}
+def test_a_duration_worked_out_from_the_sources_years_is_not_stated_but_no_contradiction():
+    source = {1: "The viaduct was built between 1887 and 1891. It employed 1,400 workers, of whom 16 died."}
     (years,) = check_support("Construction took four years [1].", [], source, "en")
-    (dose,) = check_support("Adults take 80 mg a day [1].", [], source, "en")
-    (wrong,) = check_support("Adults take 45 mg twice a day [1].", [], source, "en")
+    (wrong,) = check_support("Construction took five years [1].", [], source, "en")
+    (coincidence,) = check_support("It employed 1,384 workers [1].", [], source, "en")  # 1400 - 16: no sum
     assert years.verdict == "NOT IN SOURCE" and "four years (not stated: 1891 − 1887)" in years.not_in_source
-    assert dose.verdict == "NOT IN SOURCE" and "80 (not stated: 2 × 40)" in dose.not_in_source
-    assert wrong.verdict == "UNSUPPORTED" and wrong.contradicted == ["45"]
+    assert wrong.verdict == "UNSUPPORTED" and coincidence.verdict == "UNSUPPORTED"

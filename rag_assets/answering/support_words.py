@@ -59,11 +59,11 @@ ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of th
     "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "εγγραφο", "κειμενο", "κειμενου", "απαντηση", "ερωτηση", "ναι"},
 }  # fmt: skip
 APPROXIMATE = {  # hedges on a number, each as good as another: no claim
-    "en": {"about", "around", "approximately", "roughly", "circa", "ca", "nearly", "almost", "just",
-           "exactly", "precisely", "mainly", "mostly", "largely", "primarily", "chiefly"},
+    "en": {"about", "around", "approximately", "roughly", "circa", "ca", "nearly", "almost", "over",
+           "just", "exactly", "precisely", "mainly", "mostly", "largely", "primarily", "chiefly"},
     "de": {"etwa", "rund", "ungefahr", "circa", "ca", "knapp", "fast", "beinahe", "genau"},
     "bg": {"около", "приблизително", "близо", "почти", "към", "точно"},
-    "ru": {"около", "примерно", "приблизительно", "почти", "порядка", "ровно"},
+    "ru": {"около", "примерно", "приблизительно", "почти", "порядка", "ровно", "свыше"},
     "el": {"περιπου", "γυρω", "σχεδον", "ακριβως", "κοντα"},
 }  # fmt: skip
 CLAUSE_WORDS = {  # words that open a subordinate clause: a negation before them does not reach past them
@@ -162,22 +162,23 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "bar": "bar бар бара",
     "times": "times mal пъти раз раза φορες φορα",
 }  # fmt: skip
-LIGHT_VERBS = {  # verbs that claim nothing of their own (by lemma): the copula, `remain`, `have`, the verbs
-    # that tie a subject to a measure or a place (`measures`, `liegt bei`, `is located`) and to its parts
-    # (`consists of`); the claim is in their objects. Phrases are matched word for word, as written.
-    "en": {"be", "remain", "have", "measure", "total", "amount", "consist", "comprise", "made up of"},
-    "de": {"sein", "werden", "bleiben", "haben", "betragen", "liegen", "befinden", "umfassen", "bestehen"},
-    "bg": {"съм", "бъда", "оставам", "имам", "намирам", "състоя"},
-    "ru": {"быть", "являться", "оставаться", "иметь", "составлять", "находиться", "состоять"},
-    "el": {"ειμαι", "μενω", "εχω", "αποτελω", "αποτελουμαι", "βρισκω"},
+LIGHT_VERBS = {  # verbs that claim nothing of their own (by lemma): the copula, `remain`, `have`, and the
+    # verbs that tie a subject to a measure or a place (`measures`, `liegt bei`, `is located`); the claim is
+    # in their objects. Verbs of parts (`consists of`, `made up of`) relate things: a claim
+    "en": {"be", "remain", "have", "measure", "total", "amount"},
+    "de": {"sein", "werden", "bleiben", "haben", "betragen", "liegen", "befinden"},
+    "bg": {"съм", "бъда", "оставам", "имам", "намирам"},
+    "ru": {"быть", "являться", "оставаться", "иметь", "составлять", "находиться"},
+    "el": {"ειμαι", "μενω", "εχω", "βρισκω"},
 }  # fmt: skip
 DIMENSIONS = {  # what a length is measured along, one pole per dimension: `340 km long` claims `340 km`
     # where the sources name no other dimension
     "en": ["long length", "high tall height", "wide width", "deep depth"],
     "de": ["lang lange langer", "hoch hohe hoher hohen", "breit breite", "tief tiefe"],
-    "bg": ["дълъг дълга дълго дължина", "висок висока високо височина", "широк широка ширина",
-           "дълбок дълбока дълбочина"],
-    "ru": ["длиной длина длинный", "высотой высота высокий", "шириной ширина", "глубиной глубина"],
+    "bg": ["дълъг дълга дълго дължина", "висок висока високо височина", "широк широка широко ширина",
+           "дълбок дълбока дълбоко дълбочина"],
+    "ru": ["длиной длина длину длинный", "высотой высота высоту высокий", "шириной ширина ширину",
+           "глубиной глубина глубину"],
     "el": ["μηκος μακρυς", "υψος ψηλος", "πλατος", "βαθος"],
 }  # fmt: skip
 TIME_UNITS = {"h", "min", "s", "day", "week", "month", "year"}
@@ -231,7 +232,7 @@ EXCLUSIVE = {
          "brick", "plastic", "gold", "silver"), ("red", "blue", "green", "yellow", "black", "white"),
         ("morning", "evening", "night"), ("once", "twice", "thrice"),
         ("men male", "women female"), ("adults adult", "children child kids"),
-        ("upstream", "downstream"), ("above", "below"), ("over", "under"), ("rural", "urban"),
+        ("upstream", "downstream"), ("above", "below"), ("rural", "urban"),
     ],
     "de": [
         ("hoch hoher hochste hohe hohen", "niedrig niedriger niedrigste tief"), ("lang langer langste lange",
@@ -245,8 +246,7 @@ EXCLUSIVE = {
         ("erste", "letzte"), ("maximal", "minimal"), ("innen", "außen"), ("fruhling", "sommer", "herbst", "winter"),
         ("eisen schmiedeeisen", "stahl", "holz", "stein", "beton", "glas", "aluminium", "kupfer", "ziegel"),
         ("rot", "blau", "grun", "gelb", "schwarz", "weiß"), ("erwachsene erwachsenen", "kinder kindern"),
-        ("oberhalb", "unterhalb"), ("laut", "leise"), ("uber", "unter"), ("seit", "bis"),
-        ("erlaubt zulassig gestattet", "verboten untersagt"),
+        ("oberhalb", "unterhalb"), ("laut", "leise"), ("erlaubt zulassig gestattet", "verboten untersagt"),
     ],
     "bg": [
         ("високо висок висока високи по-висок", "ниско нисък ниска ниски по-нисък"), ("дълъг дълга дълго дълги",
@@ -259,13 +259,13 @@ EXCLUSIVE = {
         ("широк", "тесен"), ("нов нова нови", "стар стара стари"), ("евтин", "скъп"), ("първи", "последен"),
         ("пролет", "лято лятото", "есен", "зима зимата"), ("желязо", "стомана", "дърво дървен", "камък",
          "бетон", "стъкло"), ("червен", "син", "зелен", "жълт", "черен", "бял"), ("възрастни", "деца децата"),
-        ("прегрява", "замръзва"), ("увеличава", "намалява"), ("над", "под до"),
+        ("прегрява", "замръзва"), ("увеличава", "намалява"),
         ("разрешено разрешен разрешена разрешени позволено", "забранено забранен забранена забранени"),
     ],
     "ru": [
         ("высокий высокая высокое высоко выше", "низкий низкая низкое низко ниже"), ("длинный длиннее",
          "короткий короче"), ("большой большая больше крупный", "маленький малый меньше"),
-        ("больше более свыше", "меньше менее"),
+        ("больше более", "меньше менее"),
         ("север северный северная", "юг южный южная", "восток восточный восточная", "запад западный западная"),
         ("левый левом левая", "правый правом правая"), ("рано ранний", "поздно поздний"),
         ("горячий теплый жаркий", "холодный прохладный"), ("безопасный безопасен безопасна", "опасный опасен опасна"),
@@ -288,7 +288,7 @@ EXCLUSIVE = {
         ("νεος νεα", "παλιος παλια"), ("φθηνος", "ακριβος"), ("πρωτος", "τελευταιος"),
         ("ανοιξη", "καλοκαιρι", "φθινοπωρο", "χειμωνα χειμωνας"), ("σιδερο", "χαλυβα", "ξυλο", "πετρα", "μπετον",
          "γυαλι"), ("κοκκινος", "μπλε", "πρασινος", "κιτρινος", "μαυρος", "ασπρος λευκος"),
-        ("ενηλικες ενηλικοι", "παιδια"), ("αυξανει", "μειωνει"), ("ανω πανω", "κατω"),
+        ("ενηλικες ενηλικοι", "παιδια"), ("αυξανει", "μειωνει"),
         ("επιτρεπεται επιτρεπονται", "απαγορευεται απαγορευονται"),
     ],
 }  # fmt: skip
