@@ -204,6 +204,7 @@ def _rules(language: str) -> _Rules:
     for unit, forms in words.UNITS.items():
         for form in forms.split():
             units.setdefault(fold(form.replace("-", " ")), set()).add(unit)
+    dimensions = [fold(pole).split() for pole in _of(words.DIMENSIONS, language)]
     function_words = _FUNCTION_WORDS.get(language) or lexical.stop_words(language)
     return _Rules(
         language,
@@ -229,10 +230,9 @@ def _rules(language: str) -> _Rules:
         folded(words.CLAUSE_WORDS),
         folded(words.LIGHT_VERBS),
         {
-            w: frozenset(v for other in dimensions if other is not pole for v in other.split())
-            for dimensions in [[fold(p) for p in _of(words.DIMENSIONS, language)]]
+            w: frozenset(v for other in dimensions if other is not pole for v in other)
             for pole in dimensions
-            for w in pole.split()
+            for w in pole
         },
     )
 
