@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,6 +150,25 @@ def exclusive(data_dir: Path, command: str):
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
             del _held[path]
+
+
+@contextmanager
+def file_lock(lock: Path, wait_s: float = 30.0):
+    """The lock file `lock` (made 0600 when missing, never through a link) held exclusively for the
+    block, so that a read-modify-write of the file it guards is one step across processes (the keys
+    file). TimeoutError when another process holds it for more than `wait_s` seconds."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"the lock file {lock} is not a regular file")
+        deadline = time.monotonic() + wait_s
+        while not _flock(fd, fcntl.LOCK_EX):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"another process has held the lock {lock} for {wait_s:g} s")
+            time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # closing it lets the lock go
 
 
 WAIT_ENV = environment.LOCK_WAIT

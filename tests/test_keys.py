@@ -6,6 +6,8 @@ breaks."""
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -86,3 +88,60 @@ def test_special_files_and_links_are_refused_never_waited_on_or_written_through(
     (tmp_path / "link.json").symlink_to(target)  # dangling: a write through it would make `elsewhere.json`
     code, _, err = keys(capsys, "add", "--keys", str(tmp_path / "link.json"), "--id", "x", "--operator")
     assert code == 2 and "links" in err and not target.exists()
+
+
+# A real `rag-assets keys` process each: every one imports first and says so, then all are let go at once.
+TOGETHER = (
+    "import os, sys, time\n"
+    "from rag_assets.app.cli import main\n"
+    "print('ready', file=sys.stderr, flush=True)\n"
+    "while not os.path.exists(sys.argv[1]):\n"
+    "    time.sleep(0.001)\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+def at_once(folder, *commands: list[str]) -> list[subprocess.CompletedProcess]:
+    go = folder / f"go-{time.monotonic_ns()}"
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", TOGETHER, str(go), "keys", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for argv in commands
+    ]
+    for process in started:
+        assert process.stderr.readline().strip() == "ready"
+    go.touch()
+    done = []
+    for process, argv in zip(started, commands):
+        out, err = process.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(argv, process.returncode, out.strip(), err.strip()))
+    return done
+
+
+def test_ten_keys_added_at_once_by_ten_processes_all_land(tmp_path):
+    path = tmp_path / "keys.json"
+    done = at_once(tmp_path, *(["add", "--keys", str(path), "--id", f"k{i}", "--operator"] for i in range(10)))
+    assert [d.returncode for d in done] == [0] * 10, [d.stderr for d in done]
+    ring = KeyRing.load(path)
+    assert [ring.caller(d.stdout).key_id for d in done] == [f"k{i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("change", ["remove", "rotate"])
+def test_a_removed_or_rotated_key_is_never_written_back_by_adds_racing_it(tmp_path, capsys, change):
+    for trial in range(4):
+        path = tmp_path / f"keys-{trial}.json"
+        _, victim, _ = keys(capsys, "add", "--keys", str(path), "--id", "victim", "--operator")
+        adds = [["add", "--keys", str(path), "--id", f"a{i}", "--tenant", "team-a"] for i in range(5)]
+        first, *added = at_once(tmp_path, [change, "--keys", str(path), "--id", "victim"], *adds)
+        assert first.returncode == 0 and all(d.returncode == 0 for d in added), first.stderr
+        ring = KeyRing.load(path)
+        assert ring.caller(victim) is None  # the revoked key stays revoked
+        assert [ring.caller(d.stdout).key_id for d in added] == [f"a{i}" for i in range(5)]
+        if change == "rotate":
+            assert ring.caller(first.stdout).key_id == "victim"
+        else:
+            assert "victim" not in {e.key_id for e in ring.entries}

@@ -11,7 +11,10 @@ A server re-reads the file when it changes (checked at most once a second), so a
 key is refused within seconds, without a restart. A file that cannot be read any more refuses every
 key until it can (fails closed). The file is written whole (a new file renamed over the old), created
 readable by its owner only, and never through a link; anything but a regular file is refused (a
-link to one is read: a mounted secret often is one).
+link to one is read: a mounted secret often is one). A change (add, remove, rotate) reads and writes
+it holding an exclusive lock on `.<name>.lock` beside it, so changes from several processes at once
+all land, one after another: an add that read the file before a removal never writes the removed
+key back.
 
     {"keys": [{"id": "alice", "sha256": "…", "tenant": "team-a", "created": "…", "expires": "…"},
               {"id": "ops", "sha256": "…", "operator": true, "created": "…"}]}
@@ -28,15 +31,18 @@ import secrets
 import stat
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rag_assets.ingest.access import ALL_TENANTS, Scope, check_tenant
+from rag_assets.locking import file_lock
 
 MAX_FILE_BYTES = 4 << 20
 KEY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 RELOAD_S = 1.0
+LOCK_WAIT_S = 30.0  # how long a change waits for another process's change to the same file
 
 
 class KeysFileError(ValueError):
@@ -208,6 +214,16 @@ def _write(path: Path, rows: list[dict]) -> None:
         raise
 
 
+@contextmanager
+def _changing(path: Path):
+    """The block holds the keys file's lock: what it reads is what it replaces."""
+    try:
+        with file_lock(path.with_name(f".{path.name}.lock"), LOCK_WAIT_S):
+            yield
+    except TimeoutError as exc:
+        raise KeysFileError(f"{path} is being changed: {exc}") from None
+
+
 def _rows(path: Path) -> list[dict]:
     """The rows of an existing, valid keys file that is about to be written (checked whole: nothing
     is added to one a server would refuse), or [] when there is none."""
@@ -223,42 +239,45 @@ def add_key(path: Path, key_id: str, tenant: str | None, operator: bool, expires
     """A new key for `tenant` (or the operator) added to the keys file (made, 0600, if missing);
     returns the key, which is stored nowhere."""
     path = Path(path)
-    rows = _rows(path)
-    if any(row.get("id") == key_id for row in rows):
-        raise KeysFileError(f"{path} already has a key with id {key_id!r} (rotate it: `rag-assets keys rotate`)")
-    key = secrets.token_urlsafe(32)
-    entry = {"id": key_id, "sha256": digest(key), "created": datetime.now(UTC).isoformat(timespec="seconds")}
-    entry.update({"operator": True} if operator else {"tenant": check_tenant(tenant or "")})
-    if expires is not None:
-        entry["expires"] = expires.isoformat(timespec="seconds")
-    _entry(path, len(rows), entry)  # the entry a server would read, checked before it is written
-    _write(path, [*rows, entry])
+    with _changing(path):
+        rows = _rows(path)
+        if any(row.get("id") == key_id for row in rows):
+            raise KeysFileError(f"{path} already has a key with id {key_id!r} (rotate it: `rag-assets keys rotate`)")
+        key = secrets.token_urlsafe(32)
+        entry = {"id": key_id, "sha256": digest(key), "created": datetime.now(UTC).isoformat(timespec="seconds")}
+        entry.update({"operator": True} if operator else {"tenant": check_tenant(tenant or "")})
+        if expires is not None:
+            entry["expires"] = expires.isoformat(timespec="seconds")
+        _entry(path, len(rows), entry)  # the entry a server would read, checked before it is written
+        _write(path, [*rows, entry])
     return key
 
 
 def remove_key(path: Path, key_id: str) -> Entry:
     path = Path(path)
-    rows = _rows(path)
-    kept = [row for row in rows if row.get("id") != key_id]
-    if len(kept) == len(rows):
-        raise KeysFileError(f"{path} has no key with id {key_id!r}")
-    _write(path, kept)
+    with _changing(path):
+        rows = _rows(path)
+        kept = [row for row in rows if row.get("id") != key_id]
+        if len(kept) == len(rows):
+            raise KeysFileError(f"{path} has no key with id {key_id!r}")
+        _write(path, kept)
     return _entry(path, 0, next(row for row in rows if row.get("id") == key_id))
 
 
 def rotate_key(path: Path, key_id: str, expires: datetime | None = None) -> str:
     """A new key for whom `key_id` spoke for, under the same id; the old one is refused from now."""
     path = Path(path)
-    rows = _rows(path)
-    old = next((row for row in rows if row.get("id") == key_id), None)
-    if old is None:
-        raise KeysFileError(f"{path} has no key with id {key_id!r}")
-    key = secrets.token_urlsafe(32)
-    new = {k: v for k, v in old.items() if k not in ("sha256", "created", "expires")}
-    new.update(sha256=digest(key), created=datetime.now(UTC).isoformat(timespec="seconds"))
-    if expires is not None:
-        new["expires"] = expires.isoformat(timespec="seconds")
-    _write(path, [new if row is old else row for row in rows])
+    with _changing(path):
+        rows = _rows(path)
+        old = next((row for row in rows if row.get("id") == key_id), None)
+        if old is None:
+            raise KeysFileError(f"{path} has no key with id {key_id!r}")
+        key = secrets.token_urlsafe(32)
+        new = {k: v for k, v in old.items() if k not in ("sha256", "created", "expires")}
+        new.update(sha256=digest(key), created=datetime.now(UTC).isoformat(timespec="seconds"))
+        if expires is not None:
+            new["expires"] = expires.isoformat(timespec="seconds")
+        _write(path, [new if row is old else row for row in rows])
     return key
 
 
