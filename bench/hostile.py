@@ -361,14 +361,16 @@ def keys_and_secrets(lab: Lab, tmp: Path) -> None:
     with misbehaving_endpoint() as bad_base:
         path = tmp / "echo.yaml"
         path.write_text(
-            f"chunkers: [E]\nembedders:\n  e: {{url: '{bad_base}', model: echokey, key_env: HOSTILE_KEY}}\n"
+            f"chunkers: [E]\nembedders:\n  e: {{url: '{bad_base}', model: echokey, key_env: RAG_ASSETS_KEY_HOSTILE}}\n"
         )
-        done = cli("check", *lab.where, "--experiment", str(path), env={"HOSTILE_KEY": "sk-hostile-secret-key-123"})
+        key = {"RAG_ASSETS_KEY_HOSTILE": "sk-hostile-secret-key-123"}
+        done = cli("check", *lab.where, "--experiment", str(path), env=key)
         case(
             g,
             "an endpoint that echoes the key",
             lambda: (
                 done.returncode == 2
+                and "HTTP 400" in done.stderr  # the key was sent, and the answer quoting it scrubbed
                 and "sk-hostile" not in done.stderr + done.stdout
                 and "xxxxxxxx" not in done.stderr,
                 done.stderr.strip()[:150],

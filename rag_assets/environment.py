@@ -10,6 +10,7 @@ the secrets are read where they are needed, through the functions below.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 # The variables that stand for a Settings field: `dg dev` started by hand reads them.
@@ -31,6 +32,11 @@ MODEL_CACHE = "RAG_ASSETS_MODEL_CACHE"  # where models built from packaged weigh
 STATE_DIR = "RAG_ASSETS_STATE_DIR"  # where the Dagster homes of remote data dirs are kept
 LOCK_WAIT = "RAG_ASSETS_LOCK_WAIT_S"  # how long a run waits for the data dir's lock
 SERVE_FILE = "RAG_ASSETS_SERVE_FILE"  # the file `serve --workers N` hands each worker (a path, no secret)
+# The only variables a file may name for a key (an endpoint's `key_env`): a file from a shared dataset
+# could otherwise send any secret of the environment ($RAG_ASSETS_POSTGRES_URL, the judge's key,
+# AWS_SECRET_ACCESS_KEY) to a URL it chooses, as a Bearer token.
+KEY_PREFIX = "RAG_ASSETS_KEY_"
+_KEY_VARIABLE = re.compile(r"RAG_ASSETS_KEY_[A-Z0-9_]{1,100}")
 
 
 def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -43,8 +49,16 @@ def settings_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {field: found for var, field in SETTINGS_VARIABLES.items() if (found := value(var, environ))}
 
 
+def key_variable(name: str) -> bool:
+    """Whether a file's setting may name `name` for a key: RAG_ASSETS_KEY_ and capitals, digits, '_'."""
+    return bool(_KEY_VARIABLE.fullmatch(name))
+
+
 def secret(name: str) -> str | None:
-    """A key held in the variable a setting names (an endpoint's `key_env`, the generator's key)."""
+    """A key held in the variable a setting names: an endpoint's `key_env` (a `key_variable`), the
+    generator's or the judge's key; ValueError for any other variable, which holds no key to send."""
+    if name not in (GENERATOR_KEY, JUDGE_KEY) and not key_variable(name):
+        raise ValueError(f"${name} is not a variable for a key (those are {KEY_PREFIX}*)")
     return value(name)
 
 

@@ -3,6 +3,7 @@ fingerprints move only with their own arms, library chunks placed back, endpoint
 (infinity-emb) and endpoints that misbehave, and `run --experiment` to a leaderboard."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from conftest import write_dataset
 from servers import CLI, INFINITY, infinity_server, misbehaving_endpoint, model_server
 
+from rag_assets import environment
 from rag_assets.app.cli import main
 from rag_assets.chunking import placed
 from rag_assets.columns import COLUMNS
@@ -452,3 +454,29 @@ def test_a_reranker_answering_string_scores_is_refused_by_check(tmp_path, tiny_d
     )
     done = _check(path, tiny_dataset, tmp_path / "d")
     assert done.returncode == 2 and "relevance_score" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "variable", ["RAG_ASSETS_POSTGRES_URL", "PATH", "AWS_SECRET_ACCESS_KEY", "RAG_ASSETS_JUDGE_KEY", "EMBEDDINGS_KEY"]
+)
+def test_key_env_names_only_a_variable_meant_for_a_key(tmp_path, tiny_dataset, bad_base, variable):
+    """A file from a shared dataset cannot send the environment's secrets to a URL it chooses: the
+    endpoint echoes the key it gets, and a refused key_env reaches no endpoint at all."""
+    secret = "postgresql://postgres:pw-4471@db:5432/rag"
+    path = experiment_file(
+        tmp_path, f"chunkers: [E]\nembedders:\n  served: {{url: '{bad_base}', model: echokey, key_env: {variable}}}\n"
+    )
+    command = [*CLI, "check", "--experiment", str(path), "--dataset", str(tiny_dataset), "--data-dir", str(tmp_path)]
+    env = {**os.environ, variable: secret} if variable != "PATH" else dict(os.environ)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    line = done.stderr.strip()
+    assert done.returncode == 2 and len(line.splitlines()) == 1 and f"{path}:3:" in line
+    assert "key_env: only a variable meant for a key" in line and "RAG_ASSETS_KEY_" in line
+    assert secret not in done.stdout + done.stderr and "bad key" not in line  # no request was made
+    path.write_text(path.read_text().replace(variable, "RAG_ASSETS_KEY_EMBEDDINGS"))
+    env["RAG_ASSETS_KEY_EMBEDDINGS"] = "sk-embeddings-key-4471"
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2 and "HTTP 400" in done.stderr and "sk-embeddings" not in done.stderr  # sent, refused
+    if variable != environment.JUDGE_KEY:  # the judge's own key is read, for the judge only, by its fixed name
+        with pytest.raises(ValueError, match="not a variable for a key"):
+            environment.secret(variable)  # the one place keys are read holds every setting to the same rule

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from rag_assets import environment
 from rag_assets.catalog import (
     ANALYZERS,
     LLM_RERANK_DEPTH,
@@ -25,7 +26,6 @@ from rag_assets.catalog import (
 HNSW_M, HNSW_EF_SEARCH = 32, 256  # rag_assets.retrieval.ann's defaults
 MAX_DEPTH = 1000  # the deepest a list may go: rankings, rerank shortlists
 BATCH = 64  # texts per embedding request (docs/experiments.md measures 32 against 64)
-ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 Text = Annotated[str, StringConstraints(max_length=1000)]
 
 
@@ -88,12 +88,23 @@ class Endpoint(Spec):
 
     url: str = Field(pattern=r"^https?://[^\s/@]+(/\S*)?$", max_length=2000)
     model: Text | None = None
-    key_env: str | None = Field(None, pattern=ENV_NAME)
+    key_env: str | None = Field(None, max_length=128)
     batch_size: int = Field(BATCH, ge=1, le=2048)
     concurrency: int = Field(2, ge=1, le=32)
     retries: int = Field(3, ge=0, le=10)
     timeout_s: float = Field(30.0, gt=0, le=600)
     price_per_million_tokens: float | None = Field(None, ge=0, le=1_000_000)
+
+    @field_validator("key_env")
+    @classmethod
+    def _meant_for_a_key(cls, name: str | None) -> str | None:
+        """Only a variable meant for a key: any other would send its value (a password) to `url`."""
+        if name is not None and not environment.key_variable(name):
+            raise ValueError(
+                f"only a variable meant for a key, {environment.KEY_PREFIX} then capitals, digits or "
+                f"'_' (such as {environment.KEY_PREFIX}EMBEDDINGS), not {name!r}"
+            )
+        return name
 
 
 class PackagedModel(Spec):

