@@ -8,10 +8,15 @@ failure counts: `python tests/bad_endpoint.py PORT` (loopback only).
 - flaky: 503 on a prompt's first request, a real answer on its retry.
 
 Hostile ones, for the bounds of the clients: `drip` answers a byte every DRIP_S seconds, for ever
-(no total deadline: no end); `huge` answers MiB of padding (its size in MiB after the name, `huge10`);
-`choices5`, `list5` and `message5` are chat replies of the wrong shape; for embeddings `strvec`,
-`strindex` and `usage5` are answers of the wrong shape, and for /rerank `strscore`. Its /models list
-is an HTML page when the seed is `html`, and `{"data": 5}` when it is `data5`.
+(no total deadline: no end); `driphead` drips its response headers so, before any body; `huge`
+answers MiB of padding (its size in MiB after the name, `huge10`); `bomb` is a gzip bomb (1 MiB on
+the wire, BOMB_MIB MiB decoded) and `gzip2` the same gzipped twice (`Content-Encoding: gzip, gzip`, a
+few KB on the wire); `echokey` answers YES and the Authorization header it was sent; `choices5`,
+`list5` and `message5` are chat replies of the wrong shape; for embeddings `strvec`, `strindex` and
+`usage5` are answers of the wrong shape, and `twofaced` answers a request that holds a probe text
+(rag_assets.retrieval.remote.PROBE) with one model and any other with another; for /rerank
+`strscore`, and `driphead`, `bomb`, `gzip2` as above. Its /models list is an HTML page when the seed is
+`html`, `{"data": 5}` when it is `data5`, and dripped headers when it is `driphead`.
 
 `GET /count` answers how many requests it was sent besides (`{"requests": N}`): what a test that
 expects none reads.
@@ -25,15 +30,21 @@ its tokens (as infinity does by default); any other model answers. Its `/rerank`
 document by its hash, seeded the same way (a Cohere / infinity answer).
 """
 
+import gzip
 import hashlib
 import json
+import struct
 import sys
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 5
 DRIP_S = 0.5
-MODELS = ("slow", "empty", "cut", "garbage", "flaky", "drip", "huge", "choices5", "list5", "message5")
+BOMB_MIB = 1024
+MODELS = ("slow", "empty", "cut", "garbage", "flaky", "drip", "huge", "choices5", "list5", "message5", "echokey")
+PROBE_TEXT = "The quick brown fox jumps over the lazy dog."  # the first of the embedders' probe texts
+bombs: dict[bytes, bytes] = {}
 seen: set[str] = set()
 SEED, DIM = "0", 8
 received = [0]  # requests other than GET /count
@@ -48,6 +59,29 @@ def completion(content: str, finish: str, tokens: int) -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": 10 + tokens},
     }
+
+
+def bomb(head: bytes, tail: bytes) -> bytes:
+    """gzip of `head`, BOMB_MIB MiB of spaces and `tail`, made without holding them: after a full
+    flush, each MiB of spaces compresses to the same bytes, repeated."""
+    if head not in bombs:
+        c = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+        block = b" " * 2**20
+        start, piece = c.compress(head) + c.flush(zlib.Z_FULL_FLUSH), c.compress(block) + c.flush(zlib.Z_FULL_FLUSH)
+        crc = zlib.crc32(head)
+        for _ in range(BOMB_MIB):
+            crc = zlib.crc32(block, crc)
+        size = len(head) + BOMB_MIB * 2**20 + len(tail)
+        trailer = struct.pack("<II", zlib.crc32(tail, crc), size & 0xFFFFFFFF)
+        bombs[head] = (
+            b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+            + start
+            + piece * BOMB_MIB
+            + c.compress(tail)
+            + c.flush()
+            + trailer
+        )
+    return bombs[head]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -71,6 +105,34 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up
             pass
 
+    def _drip_headers(self) -> None:
+        self.send_response(200)
+        self.flush_headers()
+        try:
+            while True:
+                self.wfile.write(b"X")
+                self.wfile.flush()
+                time.sleep(DRIP_S)
+        except OSError:  # the client gave up
+            pass
+
+    def _bomb(self, model: str, head: bytes, tail: bytes) -> bool:
+        """A gzip bomb (`bomb`) or one gzipped twice (`gzip2`) for those models; False for others."""
+        if model not in ("bomb", "gzip2"):
+            return False
+        body = bomb(head, tail)
+        body = gzip.compress(body) if model == "gzip2" else body
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", "gzip, gzip" if model == "gzip2" else "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            pass
+        return True
+
     def _huge(self, mebibytes: int, head: bytes) -> None:
         """`head` then padding, for `mebibytes` MiB, written a piece at a time (never held whole)."""
         self.send_response(200)
@@ -93,6 +155,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, b"<html><body>It works!</body></html>", "text/html")
         if SEED == "data5":
             return self._send(200, b'{"data": 5}')
+        if SEED == "driphead":
+            return self._drip_headers()
         models = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "tests"} for m in MODELS]}
         self._send(200, json.dumps(models).encode())
 
@@ -109,8 +173,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, json.dumps(shapes[model]).encode())
         if model == "drip":
             return self._drip()
+        if model == "driphead":
+            return self._drip_headers()
+        if self._bomb(model, b'{"choices": [{"message": {"content": "', b'"}}]}'):
+            return
         if model.startswith("huge"):
             return self._huge(int(model[4:] or 1), b'{"choices": [{"message": {"content": "')
+        if model == "echokey":
+            content = f"YES. You sent {self.headers.get('Authorization')}"
+            return self._send(200, json.dumps(completion(content, "stop", 8)).encode())
         if model == "slow":
             time.sleep(SLOW_S)
             self._send(200, json.dumps(completion("late", "stop", 1)).encode())
@@ -139,9 +210,14 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(SLOW_S)
         if model == "drip":
             return self._drip()
+        if model == "driphead":
+            return self._drip_headers()
+        if self._bomb(model, b'{"data": [', b"]}"):
+            return
         if model.startswith("huge"):
             return self._huge(int(model[4:] or 1), b'{"data": [')
-        vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{SEED}/{t}".encode()).digest()[:DIM]] for t in texts]
+        seed = SEED if model != "twofaced" or any(PROBE_TEXT in t for t in texts) else SEED + "/other"
+        vectors = [[b / 255 - 0.5 for b in hashlib.sha256(f"{seed}/{t}".encode()).digest()[:DIM]] for t in texts]
         if model == "short":
             vectors = vectors[:-1]
         if model == "nan":
@@ -159,6 +235,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def rerank(self, request):
         query, documents = request["query"], request["documents"]
+        if request.get("model") == "driphead":
+            return self._drip_headers()
+        if self._bomb(request.get("model"), b'{"results": [', b"]}"):
+            return
         scores = [hashlib.sha256(f"{SEED}/{query}/{d}".encode()).digest()[0] / 255 for d in documents]
         results = [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]
         if request.get("model") == "strscore":

@@ -302,7 +302,7 @@ def misbehaving_endpoint(seed: str = "0", port: int | None = None, dim: int = 8)
     port = port or free_port()
     base = f"http://127.0.0.1:{port}/v1"
     script = str(Path(__file__).parent / "bad_endpoint.py")
-    with running_process([sys.executable, script, str(port), seed, str(dim)], base + "/models", "bad_endpoint.py", 30):
+    with running_process([sys.executable, script, str(port), seed, str(dim)], base + "/count", "bad_endpoint.py", 30):
         yield base
 
 

@@ -52,6 +52,9 @@ def test_an_unreachable_endpoint_is_refused_before_any_question():
         EndpointLM(f"http://127.0.0.1:{free_port()}/v1", "any").check()
 
 
+TWO_ENCODINGS = "reply in more than one content encoding, or one not read"
+
+
 @pytest.fixture(scope="module")
 def bad():
     with misbehaving_endpoint() as base:
@@ -72,6 +75,10 @@ def bad():
         ("choices5", "reply not a chat completion", {"reply not a chat completion": 1}),
         ("list5", "reply not a chat completion", {"reply not a chat completion": 1}),
         ("message5", "reply not a chat completion", {"reply not a chat completion": 1}),
+        # on the wire: headers a byte at a time, 1 GiB gzipped into 1 MiB, the same gzipped twice
+        ("driphead", "timeout", {"timeout": 1, "retries": 1}),
+        ("bomb", "reply over 262,144 bytes", {"reply over 262,144 bytes": 1}),
+        ("gzip2", TWO_ENCODINGS, {TWO_ENCODINGS: 1}),
     ],
 )
 def test_what_goes_wrong_with_an_endpoint_is_counted_never_answered(bad, model, failure, counts):
@@ -120,3 +127,22 @@ def test_a_judge_behind_an_endpoint_gives_a_verdict_per_sentence_or_says_why_not
     assert told["verdict"] in {"entailed", "not entailed", "unreadable"} and told["model"] == judge.identity
     (failed,) = Judge(bad, "garbage", 5).verdicts(["The tower was completed in 1889."], [[passage]])
     assert failed["verdict"] == "failed: reply not text"
+
+
+def test_a_model_list_whose_headers_drip_is_cut_off_at_the_deadline():
+    import time
+
+    with misbehaving_endpoint(seed="driphead") as base:
+        t0 = time.perf_counter()
+        with pytest.raises(EndpointUnavailable, match="cannot reach the generator endpoint.*APITimeoutError"):
+            EndpointLM(base, "flaky", timeout_s=2).check()
+        assert time.perf_counter() - t0 < 6  # a header byte every 0.5 s would go on for ever
+
+
+def test_a_key_an_endpoint_echoes_is_masked_in_the_answer_and_the_judges_reply(bad, monkeypatch):
+    monkeypatch.setenv("RAG_ASSETS_GENERATOR_KEY", "sk-generator-4471-secret")
+    monkeypatch.setenv("RAG_ASSETS_JUDGE_KEY", "sk-judge-4471-secret")
+    reply = EndpointLM(bad, "echokey", timeout_s=5).generate("Which way should the inlet valve face?")
+    assert reply.failure is None and reply.text == "YES. You sent Bearer [key]"
+    (verdict,) = Judge(bad, "echokey", 5).verdicts(["The valve faces north."], [["It faces north."]])
+    assert verdict["verdict"] == "entailed" and verdict["reply"] == "YES. You sent Bearer [key]"

@@ -15,9 +15,11 @@ answer's `prompt_tokens`.
 What goes wrong is counted, never scored as an answer (`failures`): a server that cannot be
 reached (refused before any question, by `check`), timeouts, retries, error statuses, an empty
 reply, a reply the server cut at its context window, a reply that is not text. Every reply is read
-within TIMEOUT_S from the request to its last byte and MAX_REPLY_BYTES (rag_assets.retrieval.bounded:
-a server that drips bytes or answers a megabyte is cut off), and read as the shape a chat completion
-or a model list has (each field checked), never trusted to have it.
+within TIMEOUT_S from connecting to its last byte, headers included, and MAX_REPLY_BYTES decoded
+(rag_assets.retrieval.bounded: a server that drips bytes, answers a megabyte or a gzip bomb is cut
+off), read as the shape a chat completion or a model list has (each field checked), never trusted
+to have it, and with every key sent to an endpoint masked out of its text (a server that echoes
+its Authorization header hands the key to no one).
 """
 
 from __future__ import annotations
@@ -173,6 +175,8 @@ class EndpointLM:
             except openai.APIConnectionError as exc:
                 if isinstance(exc.__cause__, bounded.Oversized):
                     return self._failed(f"reply over {MAX_REPLY_BYTES:,} bytes", t0)
+                if isinstance(exc.__cause__, bounded.Refused):
+                    return self._failed("reply in more than one content encoding, or one not read", t0)
                 failure = "connection failed"
             except openai.APIResponseValidationError:
                 return self._failed("reply not text", t0)
@@ -201,7 +205,7 @@ class EndpointLM:
         if finish == "length" and new_tokens < self.max_new_tokens:
             return self._failed("reply cut at the server's context window", t0)
         prompt_tokens = usage.prompt_tokens or self.count_tokens(prompt)
-        return Generation(content.strip(), prompt_tokens, new_tokens, (time.perf_counter() - t0) * 1000)
+        return Generation(bounded.masked(content).strip(), prompt_tokens, new_tokens, (time.perf_counter() - t0) * 1000)
 
     def generate(self, prompt: str) -> Generation:
         return self.generate_many([prompt])[0]

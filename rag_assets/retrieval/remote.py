@@ -123,11 +123,10 @@ class Usage:
         return "; ".join(sorted(self.sources)) or "no calls"
 
 
-def scrubbed(body: str, key: str | None = None) -> str:
-    """An error body as it may be shown: one line, cut, without anything that looks like a key."""
-    text = " ".join(body.split())
-    if key:
-        text = text.replace(key, "[key]")
+def scrubbed(body: str) -> str:
+    """An error body as it may be shown: one line, cut, without a key we sent or anything that looks
+    like a key."""
+    text = " ".join(bounded.masked(body).split())
     text = _SECRETISH.sub("[redacted]", text)
     return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
 
@@ -187,6 +186,8 @@ class Endpoint:
                     status = answer.status_code
             except bounded.Oversized:
                 raise EndpointError(f"{self.label}: answered more than {max_bytes:,} bytes") from None
+            except bounded.Refused as exc:
+                raise EndpointError(f"{self.label}: {exc}") from None
             except httpx.TimeoutException:
                 why = f"no whole answer within {self.timeout_s:g} s"
             except httpx.TransportError as exc:
@@ -194,7 +195,7 @@ class Endpoint:
             else:
                 if status == 200:
                     return self._read(bytes(body), shape)
-                why = f"HTTP {status}" + (f": {scrubbed(body.decode('utf-8', 'replace'), key)}" if body else "")
+                why = f"HTTP {status}" + (f": {scrubbed(body.decode('utf-8', 'replace'))}" if body else "")
                 if status not in RETRIED:
                     raise EndpointError(f"{self.label}: {why}")
             if attempt < self.retries:
