@@ -19,7 +19,7 @@ import pytest
 from barrier import wait_at_barrier
 from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
-from servers import free_port, model_server
+from servers import CLI, free_port, model_server
 
 from rag_assets.app.cli import main
 from rag_assets.app.plan import materialization_steps
@@ -434,33 +434,38 @@ def test_data_dirs_and_outputs_that_cannot_be_written_are_refused_in_one_line(bu
     assert not (tmp_path / "d").exists()
 
 
-def test_a_read_only_data_dir_is_refused_by_run_in_one_line(built):
-    """As a user who may not write there (root may write anywhere, so the child drops to nobody)."""
-    import tempfile
+def without_overrides(cmd: list[str]) -> list[str]:
+    """The command as its user without root's power to read, write and enter anything: as root it
+    loses CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so the kernel checks the modes as for any owner,
+    while it still reaches the interpreter and checkout root owns wherever they lie (nobody cannot
+    enter a clone below a 0700 folder)."""
+    if os.geteuid() != 0:
+        return cmd
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
 
-    dataset, _ = built
-    with tempfile.TemporaryDirectory() as parent:  # traversable by nobody, unlike pytest's tmp_path
-        os.chmod(parent, 0o755)
-        data_dir = Path(parent) / "read-only"
-        data_dir.mkdir(mode=0o555)
-        dataset = Path(shutil.copytree(dataset, Path(parent) / "dataset"))  # readable by nobody too
-        cmd = [
-            sys.executable,
-            "-m",
-            "rag_assets.app.cli",
-            "run",
-            "--dataset",
-            str(dataset),
-            "--data-dir",
-            str(data_dir),
-        ]
-        if os.geteuid() == 0:
-            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-        env = {**os.environ, "HOME": parent, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-        result = subprocess.run([*cmd, *RUN], env=env, capture_output=True, text=True, timeout=300, cwd=parent)
-        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
-        assert "cannot write to the data dir" in result.stderr and "Permission denied" in result.stderr
-        assert list(data_dir.iterdir()) == []
+
+def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`rag-assets ARGS` as its own process, through `without_overrides`, without settings from the environment."""
+    env = {**os.environ, "HOME": str(tmp_path), "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    return subprocess.run(
+        without_overrides([*CLI, *args]), env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+
+
+def one_run_refusal(result: subprocess.CompletedProcess, *expected: str) -> None:
+    lines = [line for line in result.stderr.splitlines() if line.startswith("rag-assets run: error:")]
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert all(e in lines[0] for e in expected), lines[0]
+
+
+def test_a_read_only_data_dir_is_refused_by_run_in_one_line(tmp_path):
+    dataset = write_dataset(tmp_path / "dataset")
+    data_dir = tmp_path / "read-only"
+    data_dir.mkdir(mode=0o555)
+    result = run_cli(tmp_path, "run", "--dataset", str(dataset), "--data-dir", str(data_dir), *RUN)
+    one_run_refusal(result, "cannot write to the data dir", "Permission denied")
+    assert list(data_dir.iterdir()) == []
 
 
 def test_a_question_that_is_not_utf8_is_refused_in_one_line(copy, capsys):
@@ -524,19 +529,12 @@ def test_ask_with_its_temporary_folder_full_refuses_in_one_line(copy, tmp_path):
     one_line_refusal(result.stderr, "cannot read the run history", "full?")
 
 
-def test_a_dataset_that_cannot_be_read_is_refused_in_one_line(built):
-    dataset, _ = built  # under pytest's tmp_path, which only root may enter
-    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
-    cmd = [sys.executable, "-m", "rag_assets.app.cli", "run", "--dataset", str(dataset), "--data-dir", "/tmp/x", *RUN]
-    if os.geteuid() != 0:
-        pytest.skip("needs a user who cannot read the dataset: the test drops from root to nobody")
-    result = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd],
-        env={**env, "HOME": "/tmp"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd="/tmp",
-    )
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert "cannot be read: Permission denied" in result.stderr
+def test_a_dataset_that_cannot_be_read_is_refused_in_one_line(tmp_path):
+    dataset = write_dataset(tmp_path / "dataset")
+    dataset.chmod(0)  # neither readable nor searchable by its owner
+    try:
+        result = run_cli(tmp_path, "run", "--dataset", str(dataset), "--data-dir", str(tmp_path / "data"), *RUN)
+    finally:
+        dataset.chmod(0o755)
+    one_run_refusal(result, "cannot be read: Permission denied")
+    assert not (tmp_path / "data").exists()
