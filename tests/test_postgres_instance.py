@@ -74,6 +74,25 @@ def test_a_run_keeps_its_history_in_postgresql_and_another_process_reads_it(mate
         assert served.failed_checks(strategy) == [] and served.freshness_problems(strategy) == []
 
 
+def test_an_instance_file_that_holds_no_url_is_refused_without_a_word_of_it(tmp_path):
+    """The wrong private file (cloud credentials) given as --instance-postgres-file: one line that
+    shows none of it, nor of a file whose first line is a URL and the next ones secrets."""
+    secrets = ["AKIA4471EXAMPLE", "wJalrXUtnFEMI/K7MDENG/4471", "eu-west-4471"]
+    wrong = tmp_path / "credentials"
+    for text in (
+        f"aws_access_key_id = {secrets[0]}\naws_secret_access_key = {secrets[1]}\nregion = {secrets[2]}\n",
+        f"postgresql://postgres@127.0.0.1:1/db?x={secrets[0]}\naws_secret_access_key = {secrets[1]}\n",
+        f"{secrets[2]}://{secrets[0]}:{secrets[1]}\n",
+    ):
+        wrong.write_text(text)
+        wrong.chmod(0o600)
+        done = cli(
+            "ask", "--data-dir", str(tmp_path / "d"), "--instance-postgres-file", str(wrong), "Why?", env=os.environ
+        )
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "postgresql://" in done.stderr and not any(s in done.stderr + done.stdout for s in secrets), done.stderr
+
+
 def test_ask_answers_from_the_postgresql_instance_and_says_when_it_cannot_reach_it(materialised):
     common, env, url = materialised["common"], materialised["env"], materialised["url"]
     question = "How do I renew my passport?"  # refused by the gate: no generator needed
@@ -185,6 +204,8 @@ def test_serve_is_not_ready_while_postgresql_is_down_and_recovers_without_a_rest
             assert problems[0].startswith("cannot check the index of strategy E:"), problems
             assert "OperationalError" in problems[0] or "DagsterPostgresException" in problems[0], problems
             assert "[SQL" not in problems[0] and "SELECT" not in problems[0] and len(problems[0]) < 400, problems
+            host, port = url.rsplit("@", 1)[1].split("/")[0].rsplit(":", 1)  # /readyz asks no key: no address
+            assert host not in problems[0] and port not in problems[0], problems
             assert httpx.get(f"{base}/healthz").status_code == 200 and asked() == 503
         finally:
             start_postgres(postgres)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -28,8 +29,8 @@ def redacted(url: str) -> str:
 
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not even a URL: show only its scheme
-        return url.partition("://")[0] + "://..."
+    except Exception:  # not a URL: nothing of it is shown (it may be a file that holds other secrets)
+        return "(a value that is not a URL, not shown)"
 
 
 def postgres_url(given: str | None) -> str | None:
@@ -40,8 +41,10 @@ def postgres_url(given: str | None) -> str | None:
     if url is None:
         return None
     scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in POSTGRES_SCHEMES:
-        raise ValueError(f"a PostgreSQL URL starts with postgresql://, got {redacted(url)}")
+    if not sep or scheme not in POSTGRES_SCHEMES or any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError(
+            "a PostgreSQL URL is one line that starts with postgresql://; the value given is not (not shown)"
+        )
     url = "postgresql+psycopg2://" + rest
     import sqlalchemy
 
@@ -250,14 +253,22 @@ def storage_failure(exc: BaseException) -> BaseException | None:
     return exc if isinstance(exc, (OSError, *_database_errors())) else None
 
 
-def described(exc: BaseException) -> str:
-    """An error in words a reader may be shown (a /readyz body, a refusal): the type and first line of
-    its innermost storage cause, or its own type, without a statement, its parameters or a password."""
-    import re
+_ADDRESS = re.compile(
+    r'"[^"]*"'  # psycopg2 quotes the host, the socket, the database and the user it could not reach
+    r"|\bport \d+"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"  # an IPv4 address
+    r"|\[[0-9a-fA-F:]*:[0-9a-fA-F:]*\](?::\d+)?"  # an IPv6 one
+)
+_AUTHORITY = re.compile(r"://[^\s/]*")  # what a URL names after its scheme: user, password, host and port
 
+
+def described(exc: BaseException) -> str:
+    """An error in words a reader may be shown (an unauthenticated /readyz body, a refusal): the type
+    and first line of its innermost storage cause, or its own type, without a statement, its
+    parameters, a password, or the database's address (host, port, socket)."""
     cause = storage_failure(exc) or exc
     lines = str(getattr(cause, "orig", None) or cause).split("[SQL:")[0].strip().splitlines()
-    first = re.sub(r"://[^@\s/]*@", "://", lines[0])[:200] if lines else ""
+    first = _ADDRESS.sub("[address]", _AUTHORITY.sub("://[address]", lines[0]))[:200] if lines else ""
     return f"{type(cause).__name__}: {first}" if first else type(cause).__name__
 
 
