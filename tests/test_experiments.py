@@ -3,10 +3,12 @@ fingerprints move only with their own arms, library chunks placed back, endpoint
 (infinity-emb) and endpoints that misbehave, and `run --experiment` to a leaderboard."""
 
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ from rag_assets.ingest import snapshot
 from rag_assets.layout import DataDir
 from rag_assets.retrieval import embedders
 from rag_assets.retrieval.embedding import model_path
+from rag_assets.retrieval.remote import PROBE
 
 CHAPTER = Path(__file__).parent.parent / "data" / "default_corpus" / "documents"
 
@@ -283,15 +286,83 @@ def _exported_and_used(dataset: Path, data_dir: Path) -> None:
     qrels = {line.split()[2] for line in (out / "qrels.C+minilm+hybrid+none.chunks.txt").read_text().splitlines()}
     assert qrels == {c for ids in rows["relevant_ids"] for c in ids} and qrels
     refused = subprocess.run([*CLI, "use", "C+served+hybrid+none", *where], capture_output=True, text=True)
-    assert refused.returncode == 2 and "embedder served is not a packaged model" in refused.stderr
+    assert refused.returncode == 2 and "a model it names cannot be made now" in refused.stderr  # its endpoint is down
+    assert len(refused.stderr.strip().splitlines()) == 1
     chosen = subprocess.run([*CLI, "use", "C+minilm+hybrid+none", *where], capture_output=True, text=True)
     assert chosen.returncode == 0, chosen.stderr
-    assert subprocess.run([*CLI, "run", *where, "--no-llm", "--strategies", "C"], capture_output=True).returncode == 0
-    asked = subprocess.run(
+    asked = subprocess.run(  # no lab run: the configuration's own chunks, and the vectors its run cached
         [*CLI, "ask", *where, "Which way should the inlet valve face?"], capture_output=True, text=True
     )
     assert asked.returncode == 0, asked.stderr
-    assert "strategy C, hybrid" in asked.stdout and "configuration C+minilm+hybrid+none, chosen" in asked.stdout
+    assert "strategy C+minilm+hybrid+none, hybrid" in asked.stdout
+    assert "configuration C+minilm+hybrid+none, chosen" in asked.stdout
+
+
+def _asked(where: list[str], *extra: str) -> dict:
+    done = subprocess.run(
+        [*CLI, "ask", *where, "--json", *extra, "Which way should the inlet valve face?"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _requests(base: str) -> int:
+    with urllib.request.urlopen(base.removesuffix("/v1") + "/count", timeout=5) as reply:
+        return json.load(reply)["requests"]
+
+
+def test_use_serves_a_parent_document_and_an_endpoint_configuration_from_what_their_run_measured(tmp_path):
+    """`use` then `ask` (real processes) answer from the configuration's own chunker, embedder and
+    retriever: a parent-document chunker returns the passages its run returned, and an endpoint
+    embedder is asked for the question only, never for the corpus again. A result for other settings
+    is refused with a command that, run as printed, makes it servable."""
+    dataset = write_dataset(tmp_path / "ds")
+    where = ["--dataset", str(dataset), "--data-dir", str(tmp_path / "data")]
+    with misbehaving_endpoint() as base:
+        text = (
+            "chunkers:\n  parent: {cut: boundaries, size: 60, parent_size: 200}\n"
+            f"embedders:\n  minilm: minilm\n  served: {{url: '{base}', model: good, batch_size: 2}}\n"
+            "retrievers: [hybrid]\n"
+        )
+        path = experiment_file(dataset, text)
+        ran = _run(dataset, tmp_path / "data")
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        listed = subprocess.run([*CLI, "use", "--list", *where], capture_output=True, text=True)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.count("can be served: rag-assets use") == 2, listed.stdout
+
+        assert subprocess.run([*CLI, "use", "parent+minilm+hybrid+none", *where]).returncode == 0
+        answer = _asked(where)
+        runs = pd.read_parquet(DataDir(tmp_path / "data").table("experiment_runs", "parent+minilm+hybrid+none"))
+        returned = {c for ids in runs["chunk_ids"] for c in ids}
+        cited = [c["chunk_id"] for c in answer["citations"]]
+        assert answer["strategy"] == "parent+minilm+hybrid+none" and "north" in answer["answer"]
+        assert cited and set(cited) <= returned and all("parent-parent" in c for c in cited), cited
+
+        probe, before = math.ceil(len(PROBE) / 2), _requests(base)  # requests of 2 texts each
+        assert subprocess.run([*CLI, "use", "parent+served+hybrid+none", *where]).returncode == 0
+        assert _requests(base) - before == probe  # its identity only: the corpus's vectors are those cached
+        answer = _asked(where, "--threshold", "2")
+        assert _requests(base) - before == 3 * probe + 2  # its probe, a warm-up (probed after) and the question
+        assert answer["strategy"] == "parent+served+hybrid+none" and answer["embedding_model"]["model"].startswith(
+            f"good@{base}"
+        )
+        assert all("parent-parent" in c["chunk_id"] for c in answer["sources"]) and answer["sources"]
+        gate = _asked(where)["embedding_model"]["threshold_source"]
+        assert "not calibrated for good@" in gate and "set --threshold" in gate
+
+        assert subprocess.run([*CLI, "use", "parent+minilm+hybrid+none", *where]).returncode == 0
+        path.write_text(text.replace("size: 60", "size: 80"))
+        stale = subprocess.run([*CLI, "ask", *where, "Which way?"], capture_output=True, text=True)
+        assert stale.returncode == 2 and len(stale.stderr.strip().splitlines()) == 1
+        assert "its result is for other settings or models than the file's now" in stale.stderr
+        hint = re.search(r"run it again with `rag-assets (run [^`]*)`", stale.stderr).group(1).split()
+        assert subprocess.run([*CLI, *hint], capture_output=True).returncode == 0
+        assert _asked(where)["strategy"] == "parent+minilm+hybrid+none"
+    down = subprocess.run([*CLI, "use", "parent+served+hybrid+none", *where], capture_output=True, text=True)
+    assert down.returncode == 2 and "a model it names cannot be made now" in down.stderr
 
 
 def _changed(stdout: str) -> set[str]:

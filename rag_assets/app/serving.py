@@ -1,9 +1,11 @@
 """What `rag-assets ask` and `serve` answer from: one strategy's materialised index, never rebuilt,
 and refused unless Dagster's own lineage says it is fresh (the same verdict the UI shows), its
-blocking checks passed, and its files can be read; and the answerer both build over it, from the
-same `Settings`. Nothing here writes and nothing here calls a server: the data dir and the instance
-may be read-only, and an experiment file beside the dataset is never read (its domain is not in the
-definitions built here)."""
+blocking checks passed, and its files can be read; or the experiment configuration `rag-assets use`
+chose, made from the specs its run measured and refused unless that run's result is for its
+settings, models and documents now (rag_assets.experiment.served); and the answerer both build
+over it, from the same `Settings`. Nothing here writes: the data dir and the instance may be
+read-only. An experiment file is read only for the configuration chosen, and only its models are
+called (its domain is not in the definitions built here)."""
 
 import contextlib
 import logging
@@ -19,6 +21,7 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 
 from rag_assets.answering.answerer import build_answerer, serving_strategy, with_titles
+from rag_assets.app import served_choice
 from rag_assets.app.instance import (
     check_instance,
     described,
@@ -30,6 +33,7 @@ from rag_assets.app.instance import (
 from rag_assets.defs.external_sources import changed_source_events, versions_of
 from rag_assets.defs.glue import label
 from rag_assets.defs.partitions import model_and_strategy, model_strategy_key
+from rag_assets.experiment import served as configurations
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.lexical import IndexUnreadable
@@ -60,7 +64,15 @@ def answerer(
     tenant=None,
     judge=None,
 ):
-    """The answerer `ask` and `serve` build over an index: every value from the same settings."""
+    """The answerer `ask` and `serve` build over an index (or a served configuration, which answers
+    with its own models and retriever): every value from the same settings."""
+    if isinstance(index, configurations.ServedConfiguration):
+        if retriever != index.retriever:
+            raise ValueError(
+                f"configuration {index.config.id} ranks with {index.retriever}, not {retriever}: leave the "
+                "retriever out, or name a strategy to answer from the lab's indexes"
+            )
+        return configurations.answerer(index, lm, answerer, settings.input_budget, tenant, judge)
     return build_answerer(
         index,
         chunks,
@@ -75,6 +87,17 @@ def answerer(
         llm_rerank_depth=settings.llm_rerank_depth,
         judge=judge,
     )
+
+
+def lab_or_chosen(settings: Settings, strategy: str | None, embedder: str | None, retriever: str | None) -> Settings:
+    """The settings answers come from: the configuration `rag-assets use` chose, unless an option
+    names a strategy, an embedder or a retriever of the lab's (then the lab's indexes, with the
+    retriever named or the default one)."""
+    from rag_assets.catalog import DEFAULT_RETRIEVER
+
+    if not settings.chosen or not (strategy or embedder or retriever):
+        return settings
+    return settings.replace(chosen="", retriever=retriever or DEFAULT_RETRIEVER)
 
 
 def local_generator(settings: Settings):
@@ -98,12 +121,28 @@ class Served:
     """A data dir's served indexes as its instance knows them: whether one can be served (and
     why not), its version, and the index itself. Reads only."""
 
-    def __init__(self, defs: Definitions, instance: DagsterInstance, settings: Settings):
+    def __init__(self, defs: Definitions, instance: DagsterInstance, settings: Settings, chosen=None):
+        """`chosen`: (experiment file, Configuration) to answer with; by default the one `rag-assets
+        use` chose (settings.chosen), if any."""
         self.defs, self.instance, self.settings = defs, instance, settings
         self.layout, self.model = DataDir(settings.data_dir), settings.served_model
+        if chosen is None and settings.chosen:
+            chosen = served_choice.configuration(self.layout, settings.chosen)
+        self.experiment, self.configuration = chosen or (None, None)
+
+    def chosen(self, strategy: str) -> bool:
+        """Whether `strategy` names the chosen configuration rather than one of the lab's strategies."""
+        return self.configuration is not None and strategy == self.configuration.id
+
+    def rerun(self) -> str:
+        """The command that runs the chosen configuration's experiment again, as it works when printed."""
+        return f"`rag-assets run --data-dir {self.layout.root} --experiment {self.experiment}`"
 
     def parts(self, strategy: str) -> list[tuple[AssetKey, str | None]]:
-        """The partitions a strategy's served index is made of (the served model's embeddings)."""
+        """The partitions a strategy's served index is made of (the served model's embeddings), or
+        the chosen configuration's (the snapshot and its run's result)."""
+        if self.chosen(strategy):
+            return [(AssetKey("corpus_snapshot"), None), (AssetKey(configurations.RUNS), strategy)]
         return [
             (AssetKey("corpus_snapshot"), None),
             (AssetKey("chunk_sets"), strategy),
@@ -121,6 +160,11 @@ class Served:
 
     def not_ready(self, strategy: str, problems: list[str]) -> IndexNotReady:
         """The one message a refused index gets, in `ask` and in `serve`."""
+        if self.chosen(strategy):
+            return IndexNotReady(
+                f"configuration {strategy} cannot be served: {'; '.join(problems)}; run it again ({self.rerun()}) "
+                "before asking"
+            )
         model = self.model
         others = sorted(
             m
@@ -130,7 +174,8 @@ class Served:
         hint = f" (or answer with a model materialised for it: --embedder {' | '.join(others)})" if others else ""
         return IndexNotReady(
             f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-            f"materialise it again (`rag-assets run --models {model}`, or from the UI) before asking{hint}"
+            f"materialise it again (`rag-assets run --data-dir {self.layout.root} --models {model}`, or from the UI) "
+            f"before asking{hint}"
         )
 
     def unreadable(self, strategy: str, latest: list | None = None) -> list[str]:
@@ -158,22 +203,30 @@ class Served:
     def freshness_problems(self, strategy: str) -> list[str]:
         """Source versions (corpus folder, embedding model, chunker settings) are compared with
         the ones last recorded without recording anything, so an edit made since then is seen now."""
-        problems, model = [], self.model
-        readers = dict(self.parts(strategy)[1:])
+        problems, model, parts = [], self.model, self.parts(strategy)
+        resolver = stale_resolver(self.defs, self.instance)
+        status = {}
+        for key, partition in parts:
+            if key == AssetKey(configurations.RUNS):  # not in the served definitions: present, or not
+                made = self.instance.get_materialized_partitions(key)
+                status[key, partition] = "FRESH" if partition in made else "MISSING"
+            else:
+                status[key, partition] = resolver.get_status(key, partition).value
+        readers = dict(parts[1:])
         for event in changed_source_events(self.instance, versions_of(self.defs)):
             source = event.asset_key.to_user_string()
             if source in SOURCE_READERS and event.partition in (None, strategy, model):
                 reader = AssetKey(SOURCE_READERS[source])
+                part = (reader, readers.get(reader))
+                if status.get(part, "MISSING") == "MISSING":  # not part of it, or never made: said below
+                    continue
                 problems.append(
-                    f"{label(reader, readers.get(reader))} is stale: {label(event.asset_key, event.partition)} "
-                    "changed since the last run"
+                    f"{label(*part)} is stale: {label(event.asset_key, event.partition)} changed since the last run"
                 )
-        resolver = stale_resolver(self.defs, self.instance)
-        for key, partition in self.parts(strategy):
-            status = resolver.get_status(key, partition).value
-            if status == "MISSING":
+        for key, partition in parts:
+            if status[key, partition] == "MISSING":
                 problems.append(f"{label(key, partition)} has never been materialised")
-            elif status == "STALE":
+            elif status[key, partition] == "STALE":
                 causes = sorted(
                     {
                         f"{c.reason}"
@@ -219,6 +272,8 @@ class Served:
         generation_eval use (`serving_strategy`), over the strategies whose chunk set and
         embeddings of the served model have been materialised; the configured one when none has
         (refused later, by name)."""
+        if self.configuration is not None:
+            return self.configuration.id
         model = self.model
         partitions = map(model_and_strategy, self.instance.get_materialized_partitions(AssetKey("embeddings")))
         embedded = {s for m, s in partitions if m == model}
@@ -226,12 +281,30 @@ class Served:
         configured = self.settings.serving_strategy
         return serving_strategy(configured, present) if present else configured
 
-    def load(self, strategy: str, model_identity: str) -> tuple[ChunkIndex, pd.DataFrame]:
-        """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not."""
+    def load(self, strategy: str, model_identity: str, fill: bool = False) -> tuple[ChunkIndex, pd.DataFrame]:
+        """(the strategy's index, its chunks with document titles), or IndexNotReady saying why not.
+        For the chosen configuration: (its ServedConfiguration, its passages); `fill`: embed into
+        the cache the vectors it lacks (`use` only)."""
         problems = self.problems(strategy)
         if problems:
             raise self.not_ready(strategy, problems)
         layout = self.layout
+        if self.chosen(strategy):
+            try:
+                served = configurations.open_configuration(
+                    self.configuration,
+                    layout,
+                    _load(layout, "corpus_snapshot"),
+                    self.model,
+                    self.settings.threshold,
+                    f"run it again with {self.rerun()}",
+                    f"`rag-assets use {strategy} --data-dir {layout.root} --experiment {self.experiment}`",
+                    lm=lambda: local_generator(self.settings),
+                    fill=fill,
+                )
+            except configurations.NotServable as exc:
+                raise IndexNotReady(str(exc)) from None
+            return served, served.passages
         chunks, vectors, snapshot = (
             _load(layout, "chunk_sets", strategy),
             _load(layout, "embeddings", model_strategy_key(self.model, strategy)),
@@ -304,9 +377,10 @@ def _load(layout: DataDir, name: str, partition: str | None = None) -> pd.DataFr
 
 
 @contextlib.contextmanager
-def opened(settings: Settings):
+def opened(settings: Settings, chosen=None):
     """The data dir's `Served`, its instance open for reading only while the block runs. Refused
-    (IndexNotReady, ValueError) when nothing was materialised or the history cannot be read."""
+    (IndexNotReady, ValueError) when nothing was materialised or the history cannot be read.
+    `chosen`: (experiment file, Configuration) to answer with, instead of the one `use` chose."""
     from rag_assets.defs import build_served_definitions
 
     layout = DataDir(settings.data_dir)
@@ -324,7 +398,7 @@ def opened(settings: Settings):
     try:
         with readable_home(home) as readable, open_instance(readable, settings.postgres) as instance:
             defs = build_served_definitions(settings)  # once the instance is entered (see the run command)
-            yield Served(defs, instance, settings)
+            yield Served(defs, instance, settings, chosen)
     except (IndexNotReady, ValueError):
         raise
     except Exception as exc:  # a full disk under the instance (or under the private copy of it)

@@ -146,7 +146,7 @@ def measure(
         reranker.flush()
         log(f"{config.id}: {reranker.scored} passages reranked, {reranker.reused} scores from the cache")
     final = runs[runs["retriever"] == (reranker.name if reranker else config.id)].reset_index(drop=True)
-    final["chunk_ids"] = [_returned(c, chunked.returned_of) for c in final["chunk_ids"]]
+    final["chunk_ids"] = [returned(c, [], chunked.returned_of)[0] for c in final["chunk_ids"]]
     final["retriever"] = config.id
     hits = metric_tables.query_hits(final, {config.id: chunked.returned}, truth)
     hits["ndcg_10"] = [n if not pd.isna(n) else first_hit_ndcg(r) for n, r in zip(hits["ndcg_10"], hits["hit_rank"])]
@@ -175,7 +175,7 @@ def measure(
 
     query_usage = _minus(_usage(model), index_usage)
     rerank_usage = _usage(made)
-    identities = {a.name: m.identity for a, m in ((config.embedder, model), (config.reranker, made)) if m is not None}
+    identities = identities_of(config, model, made)
     passage_tokens = budget.attrs["passage_tokens"]
     window = getattr(model, "window", None) if model is not None else None
     own = model.count_tokens(chunks["text"].tolist()) if model is not None and window else None
@@ -220,12 +220,24 @@ def measure(
     return Outcome(table, figures, version=figures["fingerprint"])
 
 
-def _returned(ranked: list[str], returned_of: dict[str, str] | None) -> list[str]:
-    """A ranking of indexed chunks as the passages it returns: each chunk's passage, once, at the
-    rank of its best chunk."""
+def returned(ranked: list[str], distances: list[float], returned_of: dict[str, str] | None):
+    """A ranking of indexed chunks as the passages it returns: each passage once, at the rank of its
+    best chunk, with the smallest cosine distance of its chunks (`distances` may be empty: none)."""
     if returned_of is None:
-        return list(ranked)
-    return list(dict.fromkeys(returned_of[c] for c in ranked))
+        return list(ranked), list(distances)
+    nearest: dict[str, float] = {}
+    for i, c in enumerate(ranked):
+        passage, d = returned_of[c], distances[i] if distances else np.inf
+        nearest[passage] = min(nearest.get(passage, np.inf), d)
+    return list(nearest), [float(d) for d in nearest.values()] if distances else []
+
+
+def identities_of(config: Configuration, model, reranker) -> dict[str, str]:
+    """The identities a configuration's fingerprint hashes: its embedder's and its reranker's."""
+    out = {config.embedder.name: model.identity} if model is not None else {}
+    if reranker is not None:
+        out[config.reranker.name] = reranker.model
+    return out
 
 
 def within_budget(hits: pd.DataFrame, returned: pd.DataFrame, truth: pd.DataFrame, budget: int) -> pd.DataFrame:

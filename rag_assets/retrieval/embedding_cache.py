@@ -85,6 +85,16 @@ class EmbeddingCache:
         self._write_shard(keys, vectors)
         return vectors
 
+    def stored(self, texts: list[str]) -> tuple[np.ndarray | None, int]:
+        """Vectors for `texts` (row-aligned) read from the cache, never encoded (a reader that
+        writes nothing: `ask`): (vectors, 0), or (None, how many texts have none)."""
+        keys = [text_key(t) for t in texts]
+        cached, self.vector_bytes_read = self._lookup(set(keys))
+        missing = len(set(keys) - cached.keys())
+        if missing or not texts:
+            return (None, missing) if missing else (np.zeros((0, self.embedder.dim), dtype=np.float32), 0)
+        return np.stack([cached[k] for k in keys]), 0
+
     def encode(self, texts: list[str], progress=None, engine=None) -> tuple[np.ndarray, CacheStats]:
         """Vectors for `texts` (row-aligned); only texts not in the cache are encoded, in shards
         of `flush_every`, each written as soon as it is done.

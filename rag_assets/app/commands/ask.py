@@ -83,7 +83,7 @@ def add(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from rag_assets.app.serving import IndexNotReady, answerer, local_generator, opened
+    from rag_assets.app.serving import IndexNotReady, answerer, lab_or_chosen, local_generator, opened
     from rag_assets.catalog import DEFAULT_ANSWERER, PACKAGED
     from rag_assets.ingest.access import ALL_TENANTS
     from rag_assets.retrieval import embedders
@@ -91,6 +91,7 @@ def command(args: argparse.Namespace) -> int:
     settings = settings_of(
         args, dataset_of(args), served=True, threshold=args.threshold, retriever=args.retriever, experiment=""
     )
+    settings = lab_or_chosen(settings, args.strategy, args.embedder, args.retriever)
     if args.generator_url and settings.retriever == "rerank-llm":
         raise CommandError(
             "rerank-llm scores passages with a local generator's token probabilities: drop --generator-url"
@@ -99,7 +100,7 @@ def command(args: argparse.Namespace) -> int:
     chosen = args.answerer or ("generate" if args.generator or args.generator_url else DEFAULT_ANSWERER)
     embedder = embedders.packaged(settings.served_model)  # loads nothing yet
     with refusing(IndexNotReady, ValueError), opened(settings) as served:
-        strategy = args.strategy or (settings.serving_strategy if settings.chosen else served.default_strategy())
+        strategy = args.strategy or served.default_strategy()
         index, chunks = served.load(strategy, embedder.identity)
     uses_generator = chosen == "generate" or settings.retriever == "rerank-llm"
     lm = checked_endpoint(settings) if uses_generator and settings.generator_url else local_generator(settings)
@@ -124,6 +125,10 @@ def command(args: argparse.Namespace) -> int:
         "chosen": settings.model_choice or "the default",
         "threshold_source": source,
     }
+    if settings.chosen:  # the configuration's own model and gate
+        source = index.threshold_source
+        embedded_with = {"model": index.embedder.identity, "chosen": f"by {settings.chosen}"}
+        embedded_with["threshold_source"] = source
     if args.json:
         out = {**answer.as_dict(), "embedding_model": embedded_with}
         print(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False))

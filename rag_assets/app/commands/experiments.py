@@ -97,8 +97,10 @@ rerankers:
 
 def init_command(args: argparse.Namespace) -> int:
     from rag_assets.experiment import spec
+    from rag_assets.ingest.dataset import Dataset
 
-    dataset = dataset_of(args)
+    with refusing(FileNotFoundError):  # a dataset named is the one written for, whatever a data dir holds
+        dataset = Dataset(Path(args.dataset).expanduser().resolve()).check() if args.dataset else dataset_of(args)
     out = Path(args.out).expanduser() if args.out else dataset.root / spec.FILE_NAME
     if out.is_symlink():
         raise CommandError(f"{out} is a link: an experiment file is written as a file of its own, never through one")
@@ -192,6 +194,7 @@ def _list(experiment, path: Path, layout, settings) -> int:
     known = arms.identities(experiment, layout.endpoint_records, lambda: local_generator(settings), notes.append, False)
     chosen = served_choice.read(layout).get("chosen")
     rerun = f"rag-assets run --data-dir {layout.root} --experiment {path}"
+    where = f" --data-dir {layout.root} --experiment {path}"
     metric, k = experiment.rank_by
     print(f"{path} on {layout.root} ({metric}@{k}; * the one ask and serve answer with):")
     ids = [c.id for c in experiment.configurations]
@@ -201,7 +204,7 @@ def _list(experiment, path: Path, layout, settings) -> int:
         rank = f"{int(ranked['rank'][config.id]):>3}" if config.id in ranked.index else "  -"
         score = f"{ranked['score'][config.id]:.3f}" if config.id in ranked.index else "    -"
         mark = "*" if config.id == chosen else " "
-        print(f"{mark}{rank}  {config.id:<40} {score}  {why or 'can be served: rag-assets use ' + config.id}")
+        print(f"{mark}{rank}  {config.id:<40} {score}  {why or f'can be served: rag-assets use {config.id}{where}'}")
     for config_id, why in experiment.skipped.items():
         print(f"    -  {config_id:<40}     -  cannot be served: not run ({why})")
     for note in notes:

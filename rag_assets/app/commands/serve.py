@@ -123,10 +123,12 @@ def command(args: argparse.Namespace) -> int:
     """Answers until interrupted. With `--workers N`, uvicorn runs N processes on the one port,
     each loading its own models and index from the file this process hands them."""
     from rag_assets.app.keys import KeyRing, KeysFileError
+    from rag_assets.app.serving import lab_or_chosen
     from rag_assets.catalog import answerer_names
     from rag_assets.layout import DataDir
 
     settings = settings_of(args, dataset_of(args), served=True, experiment="")
+    settings = lab_or_chosen(settings, args.strategy, args.embedder, None)
     free_port(args.host, args.port)
     checked_judge(settings)  # refused here, in one line, rather than in every worker
     keys = Path(args.keys) if args.keys else DataDir(settings.data_dir).root / "keys.json"
@@ -203,10 +205,7 @@ def app(serving: Serving):
         serving.generating, serving.queue, serving.timeout, serving.check_every, log_text=serving.log_text
     )
     service = Service(served, embedder, lm, limits, serving.answerers, checked_judge(serving.settings))
-    settings = serving.settings
-    service.default_strategy = serving.strategy or (
-        settings.serving_strategy if settings.chosen else served.default_strategy()
-    )
+    service.default_strategy = serving.strategy or served.default_strategy()
     service.refresh(service.default_strategy)
     for problem in service.problems.get(service.default_strategy, []):
         print(f"rag-assets serve: not ready: {problem}", file=sys.stderr)
