@@ -20,14 +20,18 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.answering import refusal
+from rag_assets.answering.answerability import read_against
 from rag_assets.answering.citations import Citation, Context, build_context, check_citations, declines
 from rag_assets.answering.extractive import Extractive
+from rag_assets.answering.reading import read_question
 from rag_assets.answering.support import check_support
 from rag_assets.catalog import (
     ANSWERERS,
     DEFAULT_RETRIEVER,
     INPUT_BUDGET,
     LLM_RERANK_DEPTH,
+    MULTILINGUAL_EMBEDDER,
+    PACKAGED,
     RETRIEVERS,
     SERVING_FALLBACK,
 )
@@ -61,8 +65,14 @@ class Answer:
     strategy: str
     retriever: str
     threshold: float
-    refused: bool  # by the gate, before any model call
+    refused: bool  # by the gate or by the reading of the question, before any model call
     nearest_distance: float | None
+    refused_by: str | None = None  # distance, language, terms or kind (answering.answerability)
+    refusal: str | None = None  # why, in one line a user reads
+    asked: str | None = None  # the kind of answer the question asks for: date, number, person, place
+    terms_held: list[str] = field(default_factory=list)  # the question's terms the kept sources hold
+    terms_missing: list[str] = field(default_factory=list)  # and those they do not
+    short_answer: dict | None = None  # the span that answers: {text, fragment} (the extractive answerer's)
     answerer: str = "generate"
     answer: str | None = None
     declined: bool = False  # the model itself wrote NO ANSWER
@@ -91,6 +101,9 @@ class Answer:
             dangling=list(self.dangling),
             omitted=list(self.omitted),
             support=list(self.support),
+            terms_held=list(self.terms_held),
+            terms_missing=list(self.terms_missing),
+            short_answer=dict(self.short_answer) if self.short_answer else None,
         )
         return out
 
@@ -141,6 +154,7 @@ def build_answerer(
     llm_rerank_depth: int = LLM_RERANK_DEPTH,
     cache=None,
     judge=None,
+    model: str = "",
 ) -> Answerer:
     """The one answer path (`rag-assets ask` and generation_eval): the retriever with the
     reranker it needs, the gate, and the answerer (`generate` with `lm`, or `extractive`).
@@ -156,14 +170,15 @@ def build_answerer(
     elif retriever == "rerank-llm":
         rerankers.append(LLMRelevanceReranker(lm, llm_rerank_depth))
     writer = Extractive(embedder) if answerer == "extractive" else Generative(lm, budget, cache)
-    return Answerer(index, chunks, embedder, writer, retriever, threshold, rerankers, tenant, judge)
+    return Answerer(index, chunks, embedder, writer, retriever, threshold, rerankers, tenant, judge, model)
 
 
 class Answerer:
     """Answers questions over one materialised chunk set.
 
     `chunks`: the chunk set's rows with the document title; `writer`: the answerer
-    (`Generative` or `Extractive`), touched only when the gate lets a question through."""
+    (`Generative` or `Extractive`), touched only when the gate lets a question through; `model`: the
+    packaged name of the query model (its languages decide which questions it can read), if it is one."""
 
     def __init__(
         self,
@@ -176,6 +191,7 @@ class Answerer:
         rerankers=(),
         tenant=None,
         judge=None,
+        model: str = "",
     ):
         if retriever not in RETRIEVERS:
             raise ValueError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
@@ -185,6 +201,8 @@ class Answerer:
         self.retriever, self.threshold, self.rerankers = retriever, threshold, rerankers
         self.tenant = tenant  # None: public documents only; ALL_TENANTS: everything
         self.judge = judge  # answering.judge.Judge: a model's verdict beside the rule check's (None: none)
+        self.model = model
+        self.model_languages = PACKAGED[model].languages if model in PACKAGED else ()
         self.rows = chunks.set_index("chunk_id")[[f for f in HIT_FIELDS[1:] if f in chunks.columns]]
         embedder.encode(["warm-up"])  # load the query model now, so retrieval times the retrieval only
 
@@ -259,18 +277,41 @@ class Answerer:
             answerer=self.writer.name,
             retrieval_ms=retrieval_ms,
             dense_search=self.index.dense_search,
+            refused_by=None if kept else "distance",
         )
         if not kept:
             return result, None
         t0 = time.perf_counter()
+        distance_of = dict(zip(ids, distances))
+        hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]
+        if self._refused_on_reading(result, hits):
+            return result, None
+        read_ms = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
         self.writer.load()
         result.load_ms = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        distance_of = dict(zip(ids, distances))
-        hits = [{"chunk_id": c, **self.rows.loc[c].to_dict(), "cosine_distance": distance_of[c]} for c in kept]
         context = self.writer.prepare(question, hits)
-        result.context_ms = (time.perf_counter() - t0) * 1000
+        result.context_ms = (time.perf_counter() - t0) * 1000 + read_ms
         return result, context
+
+    def _refused_on_reading(self, result: Answer, hits: list[dict]) -> bool:
+        """The question read against the kept chunks (answering.answerability): its asked kind and
+        terms recorded, and True (with the reason) when they cannot answer it."""
+        language = hits[0].get("language") or language_of(hits[0]["content"])
+        bm25 = getattr(self.index, "bm25", None)
+        reading = read_against(
+            read_question(result.question, language),
+            [f"{h.get('title') or ''}\n{h.get('section') or ''}\n{h['content']}" for h in hits],
+            bm25.document_share if bm25 is not None else None,
+            self.model,
+            self.model_languages,
+            MULTILINGUAL_EMBEDDER,
+        )
+        result.asked, result.terms_held, result.terms_missing = reading.asked, reading.held, reading.missing
+        if reading.refused_by:
+            result.refused, result.refused_by, result.refusal = True, reading.refused_by, reading.reason
+        return result.refused
 
     def _judge(self, result: Answer, support: list, quotes: dict[int, str]) -> None:
         """The judge's verdict beside each sentence's (the quotes it cites; none cited: all shown);
@@ -303,6 +344,7 @@ class Answerer:
         pointed = generation.sources if generation.sources is not None else context.citations
         used, dangling = check_citations(generation.text, pointed)
         result.answer, result.citations, result.dangling = generation.text, used, dangling
+        result.short_answer = generation.short
         result.declined = declines(generation.text)
         if not result.declined:
             support = check_support(

@@ -56,6 +56,7 @@ class Generation:
     failure: str | None = None  # why there is no answer to score (an endpoint's timeout, an empty reply)
     sources: list | None = None  # the citations the answer's [n] point at, when the answerer narrowed them
     cached: bool = False  # reused from the answer cache: `ms` is the time it took when first decoded
+    short: dict | None = None  # the span that answers ({text, fragment}), where the answerer found one
 
 
 class LocalLM:

@@ -82,6 +82,8 @@ def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
         row = {
             "em": np.nan,
             "f1": np.nan,
+            "short_em": np.nan,
+            "short_f1": np.nan,
             "contains": np.nan,
             "correct_supported": np.nan,
             "outcome": None,
@@ -92,7 +94,10 @@ def score_answers(answers: pd.DataFrame) -> pd.DataFrame:
         }
         if r.kind == "answerable" and golds and not failed:
             hit = gave and contains_answer(text, golds)
+            short = (getattr(r, "short_answer", None) or {}).get("text", "") if gave else ""
             row.update(
+                short_em=exact_match(short, golds),
+                short_f1=token_f1(short, golds),
                 em=exact_match(text, golds) if gave else 0.0,
                 f1=token_f1(text, golds) if gave else 0.0,
                 contains=float(hit),
@@ -135,7 +140,7 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
             "ci_high": None,
         }
     )
-    for metric in ("em", "f1", "contains", "correct_supported"):
+    for metric in ("em", "f1", "short_em", "short_f1", "contains", "correct_supported"):
         rows.append(
             {
                 "metric": metric,

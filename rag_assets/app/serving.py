@@ -86,6 +86,7 @@ def answerer(
         cross_encoder=settings.cross_encoder,
         llm_rerank_depth=settings.llm_rerank_depth,
         judge=judge,
+        model=settings.served_model,
     )
 
 

@@ -154,7 +154,11 @@ def evaluate_answers(
                     **a,
                 }
             )
-            shown = "refused by the gate" if a["refused"] else a["failure"] or f"{(a['answer'] or '')[:80]!r}"
+            shown = (
+                f"refused ({a['refusal'] or a['refused_by']})"
+                if a["refused"]
+                else a["failure"] or f"{(a['answer'] or '')[:80]!r}"
+            )
             log(f"{name} [{i}/{len(sample)}] {q.kind}: {shown}")
         scored = scoring.score_answers(pd.DataFrame(rows))
         frames.append(scored)
@@ -166,6 +170,7 @@ def evaluate_answers(
         sources=[json.dumps(s) for s in scored["sources"]],
         dangling=[json.dumps(d) for d in scored["dangling"]],
         omitted=[json.dumps(o) for o in scored["omitted"]],
+        short_answer=[json.dumps(a, ensure_ascii=False) for a in scored["short_answer"]],
         support=[json.dumps(s, ensure_ascii=False) for s in scored["support"]],
         generator=scored["answerer"].map(identities),
         embedding_model=model.identity,

@@ -43,5 +43,26 @@ def _identified(sample: str) -> str:
     return py3langid.classify(sample)[0]
 
 
+def question_language(text: str) -> tuple[str, float]:
+    """(ISO 639-1 code, probability) of a short text's language, from langid's normalised scores:
+    a question is short, and a guess it is unsure of must read as one."""
+    return _question_language(text)
+
+
+@lru_cache(maxsize=4096)
+def _question_language(text: str) -> tuple[str, float]:
+    if not any(c.isalpha() for c in text):
+        return "und", 0.0
+    code, probability = _identifier().classify(text)
+    return code, float(probability)
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import _load_identifier
+
+    return _load_identifier(norm_probs=True)
+
+
 def name_of(code: str) -> str:
     return NAMES.get(code, code)

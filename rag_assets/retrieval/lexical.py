@@ -279,6 +279,16 @@ class BM25Index:
     def vocabulary_size(self) -> int:
         return len(self.retriever.vocab_dict) if self.retriever else 0
 
+    def document_share(self, term: str) -> float:
+        """The share of documents that hold `term` (by its rarest token under the index's analysis):
+        0.0 for a term the index never saw, 1.0 for one that analyses to nothing (a stop word)."""
+        tokens = self.tokenize(term)
+        if not tokens or self.n_docs == 0:
+            return 1.0
+        vocabulary, indptr = self.retriever.vocab_dict, self.retriever.scores["indptr"]
+        counts = [int(indptr[vocabulary[t] + 1] - indptr[vocabulary[t]]) if t in vocabulary else 0 for t in tokens]
+        return min(counts) / self.n_docs
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for one query (zeros when no term matches)."""
         if self.n_docs == 0:

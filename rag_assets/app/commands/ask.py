@@ -140,8 +140,22 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_answers_question(a) -> None:
+    """Whether the answer answers the question, apart from whether it is in the source: the short
+    answer of the kind asked for, and the question's terms the kept sources hold."""
+    asked = f"a {a.asked}" if a.asked else "no particular kind"
+    if a.short_answer and a.citations:
+        print(f'Short answer: "{a.short_answer["text"]}" ({a.citations[0].document_id}{a.short_answer["fragment"]})')
+    held = ", ".join(a.terms_held) or "none"
+    missing = f"; not found: {', '.join(a.terms_missing)}" if a.terms_missing else ""
+    print(f"Answers the question? It asks for {asked}; its terms found in the sources: {held}{missing}.\n")
+
+
 def print_answer(a) -> None:
     run = f"strategy {a.strategy}, {a.retriever}, threshold {a.threshold:.3f}, dense search {a.dense_search}"
+    if a.refused and a.refused_by not in (None, "distance"):
+        print(f"NO ANSWER: {a.refusal} ({run}). The model was not called.")
+        return
     if a.refused:
         nearest = "nothing retrieved" if a.nearest_distance is None else f"nearest chunk at {a.nearest_distance:.3f}"
         print(
@@ -153,6 +167,7 @@ def print_answer(a) -> None:
         print(f"NO ANSWER: the generator gave none ({a.failure}; {run}; model {a.model}).")
         return
     print(a.answer, "\n")
+    print_answers_question(a)
     unsupported = [s for s in a.support if not s["supported"]]
     for s in unsupported:  # what the sentence cites, and the claims another shown source holds (a wrong [n])
         cited = "[" + "], [".join(map(str, s["cites"])) + "]" if s["cites"] else "its sources"
