@@ -97,10 +97,8 @@ rerankers:
 
 def init_command(args: argparse.Namespace) -> int:
     from rag_assets.experiment import spec
-    from rag_assets.ingest.dataset import Dataset
 
-    with refusing(FileNotFoundError):  # a dataset named is the one written for, whatever a data dir holds
-        dataset = Dataset(Path(args.dataset).expanduser().resolve()).check() if args.dataset else dataset_of(args)
+    dataset = _named_dataset(args)
     out = Path(args.out).expanduser() if args.out else dataset.root / spec.FILE_NAME
     if out.is_symlink():
         raise CommandError(f"{out} is a link: an experiment file is written as a file of its own, never through one")
@@ -115,8 +113,23 @@ def init_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     experiment = spec.load(out)
-    print(f"wrote {out}: {len(experiment.configurations)} configurations; check it with `rag-assets check`")
+    named = "" if out == dataset.root / spec.FILE_NAME else f" --experiment {out}"
+    print(
+        f"wrote {out}: {len(experiment.configurations)} configurations; check it with `rag-assets check --dataset "
+        f"{dataset.root} --data-dir {args.data_dir}{named}`"
+    )
     return 0
+
+
+def _named_dataset(args: argparse.Namespace):
+    """The dataset `init` and `check` work on: the one named, whatever the data dir was built from
+    (they run nothing in it), else the data dir's (dataset_of)."""
+    from rag_assets.ingest.dataset import Dataset
+
+    if not args.dataset:
+        return dataset_of(args)
+    with refusing(FileNotFoundError):
+        return Dataset(Path(args.dataset).expanduser().resolve()).check()
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -125,7 +138,7 @@ def check_command(args: argparse.Namespace) -> int:
     from rag_assets.experiment import spec
 
     started = time.perf_counter()
-    dataset = dataset_of(args)
+    dataset = _named_dataset(args)
     path, experiment = experiment_of(dataset.root, args.experiment)
     from rag_assets.layout import DataDir
 
