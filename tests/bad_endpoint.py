@@ -11,7 +11,7 @@ Hostile ones, for the bounds of the clients: `drip` answers a byte every DRIP_S 
 (no total deadline: no end); `driphead` drips its response headers so, before any body; `huge`
 answers MiB of padding (its size in MiB after the name, `huge10`); `bomb` is a gzip bomb (1 MiB on
 the wire, BOMB_MIB MiB decoded) and `gzip2` the same gzipped twice (`Content-Encoding: gzip, gzip`, a
-few KB on the wire); `echokey` answers YES and the Authorization header it was sent; `choices5`,
+few KB on the wire); `echokey` answers YES and the Authorization header it was sent, after ECHO_S; `choices5`,
 `list5` and `message5` are chat replies of the wrong shape; for embeddings `strvec`, `strindex` and
 `usage5` are answers of the wrong shape, and `twofaced` answers a request that holds a probe text
 (rag_assets.retrieval.remote.PROBE) with one model and any other with another; for /rerank
@@ -40,6 +40,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 5
+ECHO_S = 1  # echokey takes its time: answers that wait on it overlap
 DRIP_S = 0.5
 BOMB_MIB = 1024
 MODELS = ("slow", "empty", "cut", "garbage", "flaky", "drip", "huge", "choices5", "list5", "message5", "echokey")
@@ -180,6 +181,7 @@ class Handler(BaseHTTPRequestHandler):
         if model.startswith("huge"):
             return self._huge(int(model[4:] or 1), b'{"choices": [{"message": {"content": "')
         if model == "echokey":
+            time.sleep(ECHO_S)
             content = f"YES. You sent {self.headers.get('Authorization')}"
             return self._send(200, json.dumps(completion(content, "stop", 8)).encode())
         if model == "slow":

@@ -4,6 +4,7 @@ reference marks never read as citations."""
 
 import json
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -35,6 +36,24 @@ def model_behind_keys(tmp_path_factory):
     command = [*CLI, "serve-model", "--port", str(port), "--keys", str(keys), "--queue", "0"]
     with running_process(command, base.removesuffix("/v1") + "/docs", "serve-model", 240):
         yield base, {"Authorization": f"Bearer {key}"}
+
+
+def test_serve_model_keeps_the_slot_of_a_request_that_timed_out_until_its_decoding_ends():
+    """A 504 does not free the model: the next request is told to come back (429) while the decoding
+    that timed out goes on, and is admitted once it has ended."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/v1"
+    command = [*CLI, "serve-model", "--port", str(port), "--queue", "0", "--timeout", "0.5"]
+    long = {"model": MODEL, "messages": [{"role": "user", "content": "Count from 1 to 500."}], "max_tokens": 4}
+    with running_process(command, base + "/models", "serve-model", 240):
+        first = httpx.post(base + "/chat/completions", json=long, timeout=60)
+        second = httpx.post(base + "/chat/completions", json=long, timeout=60)
+        assert (first.status_code, second.status_code) == (504, 429), (first.text, second.text)
+        for _ in range(300):  # the slot comes back when the decoding ends
+            if (later := httpx.post(base + "/chat/completions", json=long, timeout=60).status_code) != 429:
+                break
+            time.sleep(0.5)
+        assert later == 504
 
 
 def test_serve_model_needs_a_key_caps_bodies_and_admits_one_at_a_time(model_behind_keys):

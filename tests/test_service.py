@@ -126,6 +126,29 @@ def test_generation_and_reranking_pass_one_gate_and_the_extractive_answerer_neve
     assert int(busy.headers["retry-after"]) >= 1
 
 
+def test_a_judged_answer_passes_the_gate_and_the_judges_key_never_reaches_the_tenant(served, tmp_path):
+    """With a judge, an extractive answer calls a model too: one slot, no queue, four at once, and
+    three are told to come back. The judge echoes the operator's key it was sent: not in any answer."""
+    judge_key = "sk-judge-of-the-operator-4471"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [*CLI, "serve", "--dataset", str(served["dataset"]), "--data-dir", str(served["data_dir"])]
+    command += ["--keys", str(served["keys_file"]), "--port", str(port), "--answerers", "extractive"]
+    command += ["--generating", "1", "--queue", "0"]
+    env = {**os.environ, "RAG_ASSETS_JUDGE_KEY": judge_key}
+    with misbehaving_endpoint() as judge:
+        command += ["--judge-url", judge, "--judge-model", "echokey"]
+        with running_process(command, base + "/readyz", "rag-assets serve", 240, env=env):
+            judged = {**served, "base": base}
+            with ThreadPoolExecutor(4) as pool:
+                answers = list(pool.map(lambda _: ask(judged, "team-b", {"question": QUESTION}), range(4)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [200, 429, 429, 429], codes
+    answered = next(a for a in answers if a.status_code == 200)
+    assert [s["judge"]["verdict"] for s in answered.json()["support"]] == ["entailed"], answered.json()
+    assert "[key]" in answered.text and not any(judge_key in a.text for a in answers)
+
+
 def _ready(served, timeout=90):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -15,13 +15,13 @@ experiment's `/rerank` endpoint is tested against a real server.
 Bounded as `serve` is: with a keys file every route needs a key (the same keys as `serve`);
 without one it listens on loopback only. A body is at most MAX_BODY bytes, a prompt at most the
 model's window, a rerank at most MAX_DOCUMENTS passages; chat and rerank pass one admission gate
-(one decoding at a time, `queue` waiting, beyond that 429; `timeout_s`, then 504); a bad request is
+(one decoding at a time, `queue` waiting, beyond that 429; `timeout_s`, then 504, the slot held
+until the decoding that timed out ends); a bad request is
 a 422 in one line that never echoes it, an error of ours a 500 that logs no text.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -114,13 +114,7 @@ def build_app(
             await gate.enter(request, timeout_s)
         except Busy as busy:
             raise HTTPException(429, "the model is busy: retry later", {"Retry-After": str(busy.retry_after)}) from None
-        t0 = time.perf_counter()
-        try:
-            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, work), timeout_s)
-        except TimeoutError:
-            raise HTTPException(504, f"no answer within {timeout_s:.0f} s") from None
-        finally:
-            gate.leave(time.perf_counter() - t0)
+        return await gate.run(None, work, timeout_s)
 
     @app.get("/v1/models", dependencies=[Depends(caller)])
     def models() -> dict:

@@ -11,12 +11,13 @@
   materialisation that passes them is loaded beside the old one and swapped in with one
   assignment: a request holds the index it started with to its end, so none is dropped and none
   sees half of two.
-- **One gate for everything expensive.** A request that generates or reranks (with the generator or a
-  cross-encoder) passes one admission gate: at most `generating` at once, `queue` more wait; beyond
-  that 429 with Retry-After. A request that waits longer than `timeout_s` gets 504, and one whose
-  client went away leaves the queue. The extractive answerer over the plain retrievers runs on its
-  own threads, never behind that gate. The generator is loaded only when `generate` is offered, and
-  a request for the LLM reranker is refused (400) by a service that does not run it.
+- **One gate for everything expensive.** A request that calls a model (generates, reranks with the
+  generator or a cross-encoder, or is judged) passes one admission gate: at most `generating` at once,
+  `queue` more wait; beyond that 429 with Retry-After. A request that waits longer than `timeout_s`
+  gets 504, and one whose client went away leaves the queue; one that runs past it gets 504 and keeps
+  its slot until its work ends. Without a judge, the extractive answerer over the plain retrievers
+  runs on its own threads, never behind that gate. The generator is loaded only when `generate` is
+  offered, and a request for the LLM reranker is refused (400) by a service that does not run it.
 - **A bad request is a 4xx in one line**, naming the field, never echoing it; an error of ours is a
   500 that names the request id and the error's type, and logs no text.
 - **Logs** carry request ids, chunk ids, ranks and timings; never document text, questions or keys
@@ -200,6 +201,24 @@ class Admission:
         self.slots.release()
         self.inside -= 1
 
+    async def run(self, executor, work, timeout_s: float):
+        """`work()` on `executor`, once `enter` admitted it: 504 past `timeout_s`, but the slot is left
+        when the work ends, not at the 504 (a thread cannot be stopped: work that goes on computing
+        holds its slot, so what comes next waits or gets 429 instead of piling up behind it)."""
+        t0 = time.perf_counter()
+        running = asyncio.get_running_loop().run_in_executor(executor, work)
+
+        def ended(done: asyncio.Future) -> None:
+            if not done.cancelled():
+                done.exception()  # retrieved: an error after a 504 has no one to go to
+            self.leave(time.perf_counter() - t0)
+
+        running.add_done_callback(ended)
+        try:
+            return await asyncio.wait_for(asyncio.shield(running), timeout_s)
+        except TimeoutError:
+            raise HTTPException(504, f"no answer within {timeout_s:g} s") from None
+
 
 class Service:
     """The loaded state behind the app: the data dir's served indexes, the models, and the
@@ -328,24 +347,16 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         loop = asyncio.get_running_loop()
-        if body.answerer == "generate" or retriever.startswith("rerank"):  # the expensive ones: one gate
-            try:
+        if body.answerer == "generate" or retriever.startswith("rerank") or service.judge is not None:
+            try:  # the ones that call a model (the judge too): one gate
                 await gate.enter(request, settings.timeout_s)
             except Busy as busy:
                 raise HTTPException(
                     429,
-                    "too many answers generating, reranking or waiting: retry later",
+                    "too many answers generating, reranking, judged or waiting: retry later",
                     {"Retry-After": str(busy.retry_after)},
                 ) from None
-            t0 = time.perf_counter()
-            try:
-                answer = await asyncio.wait_for(
-                    loop.run_in_executor(generate_pool, answerer.ask, body.question), settings.timeout_s
-                )
-            except TimeoutError:
-                raise HTTPException(504, f"no answer within {settings.timeout_s:.0f} s") from None
-            finally:
-                gate.leave(time.perf_counter() - t0)
+            answer = await gate.run(generate_pool, lambda: answerer.ask(body.question), settings.timeout_s)
         else:
             answer = await loop.run_in_executor(extractive_pool, answerer.ask, body.question)
         out = await loop.run_in_executor(extractive_pool, answer.as_dict)
