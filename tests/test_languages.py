@@ -10,6 +10,7 @@ from rag_assets.answering.citations import build_context, fragment_range
 from rag_assets.catalog import PROJECT_ROOT
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
+from rag_assets.ingest.language import language_of
 from rag_assets.retrieval import packaged
 from rag_assets.retrieval.lexical import BM25Index, BM25Settings, Tokenizer, describe, unstemmed
 
@@ -47,6 +48,17 @@ def test_the_snapshot_records_each_documents_language_and_where_it_came_from(fol
     assert set(snap.drop(index="declared.md")["language_source"]) == {"identified"}
     chunks = chunk_corpus(snap.reset_index(), STRATEGIES["C"])
     assert set(chunks.loc[chunks["document_id"] == snap.at["kapitel.md", "document_id"], "language"]) == {"bg"}
+
+
+def test_a_documents_language_is_read_across_all_of_it_not_from_its_start():
+    """An English preface of 5,200 characters before 46,000 of Russian: the document is Russian,
+    and the other way round English."""
+    preface = "This edition was prepared from the translator's notes and checked against the original. "
+    russian = "Насос следует устанавливать на ровной поверхности, впускные клапаны должны смотреть на север. "
+    english, cyrillic = (preface * 60)[:5200], (russian * 500)[:46_000]
+    assert language_of(english + "\n\n" + cyrillic) == "ru"
+    assert language_of(cyrillic[:5200] + "\n\n" + (preface * 520)[:46_000]) == "en"
+    assert language_of(english) == "en" and language_of("1234 5678") == "und" and language_of("") == "und"
 
 
 def test_a_language_that_is_not_a_code_fails_the_document_with_its_reason(tmp_path):

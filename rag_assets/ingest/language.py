@@ -1,14 +1,18 @@
 """Which language a text is in, by py3langid (langid.py's model: 97 languages, offline).
 
-Identification reads at most SAMPLE_CHARS of a document: its language does not change past
-the first pages often enough to pay for reading all of it. A question is identified whole.
+A document is read in at most SAMPLES windows of SAMPLE_CHARS spread over its whole length (its
+start alone would make an English preface the language of a Russian book), each identified on its
+own; the document's language is the one whose windows hold the most letters. A question is
+identified whole.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 
 SAMPLE_CHARS = 5000
+SAMPLES = 5
 # ISO 639-1 code -> English name, for prompts that ask a model to write in a language
 NAMES = {
     "bg": "Bulgarian",
@@ -27,9 +31,20 @@ NAMES = {
 
 
 def language_of(text: str) -> str:
-    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters),
-    read from its first SAMPLE_CHARS characters."""
-    return _identified(text[:SAMPLE_CHARS])
+    """ISO 639-1 code of the text's most likely language ("und" for a text with no letters), read
+    from samples across all of it (see the module's doc)."""
+    if len(text) <= SAMPLE_CHARS * SAMPLES:
+        starts = range(0, max(1, len(text)), SAMPLE_CHARS)
+    else:
+        step = (len(text) - SAMPLE_CHARS) / (SAMPLES - 1)
+        starts = [round(i * step) for i in range(SAMPLES)]
+    letters: Counter = Counter()
+    for start in starts:
+        window = text[start : start + SAMPLE_CHARS]
+        code = _identified(window)
+        if code != "und":
+            letters[code] += sum(c.isalpha() for c in window)
+    return letters.most_common(1)[0][0] if letters else "und"
 
 
 @lru_cache(maxsize=16384)
