@@ -90,7 +90,8 @@ def short_answer(question: Question, text: str, stops: frozenset[str]) -> tuple[
             candidates.append((run[0][1], run[-1][2], len(run)))
     if not candidates:
         return None
-    start, end, n = min(candidates, key=lambda c: (_distance(c[:2], anchors), -c[0] if anchors else c[0]))
+    # nearest the question's words; of two as near, the shorter (the example `such as` names), then the later
+    start, end, n = min(candidates, key=lambda c: (_distance(c[:2], anchors), c[2], -c[0] if anchors else c[0]))
     if n > MAX_WORDS:  # keep the end nearest the question's words
         inside = [w for w in words if start <= w[1] and w[2] <= end]
         after = not anchors or min(a for a, _ in anchors) < start
