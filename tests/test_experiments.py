@@ -273,6 +273,19 @@ def test_a_failing_configuration_fails_alone_a_moved_model_is_stale_and_only_wha
     _exported_and_used(dataset, data_dir)
 
 
+def test_an_endpoint_that_answers_its_probes_with_one_model_and_its_batches_with_another_fails_its_configuration(
+    tmp_path, bad_base
+):
+    """`twofaced` answers any request holding a probe text with one model and the others with another:
+    the passages embedded again beside the probe give it away, and nothing is recorded for it."""
+    dataset = write_dataset(tmp_path / "ds")
+    experiment_file(dataset, f"chunkers: [C]\nembedders:\n  served: {{url: '{bad_base}', model: twofaced}}\n")
+    done = _run(dataset, tmp_path / "data")
+    assert done.returncode == 1 and "C+served+dense+none; fix the cause" in done.stderr, done.stderr[-2000:]
+    assert "its batches are not from the model its probe identifies" in done.stderr
+    assert not DataDir(tmp_path / "data").table("experiment_runs", "C+served+dense+none").exists()
+
+
 def _exported_and_used(dataset: Path, data_dir: Path) -> None:
     """Its returned passages as TREC files (every query's run, its needle's holders as qrels), and
     one configuration made the one `ask` answers with (the one the lab cannot serve refused)."""

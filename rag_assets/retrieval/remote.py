@@ -9,8 +9,10 @@ for a reranker). The probe runs when the model is made; what it returned is kept
 keyed by everything that changes it (URL, model, prefixes), and the next probe that agrees with it
 (within PROBE_TOLERANCE) keeps the recorded identity, so float noise between calls never stales
 anything, while a model that moved gets a new identity: a new embedding cache folder, a new source
-version, stale results. An embedder probes again after each batch of passages it embeds, so a model
-that moves while it embeds is an error, never vectors of one model under the other's identity.
+version, stale results. An embedder probes again after each batch of passages it embeds, in one request
+with a sample of those passages, so a model that moves while it embeds, or an endpoint that answers
+probes with one model and batches with another, is an error, never vectors of one model under the
+other's identity.
 
 Every failure is an `EndpointError` naming the endpoint: refused keys and unknown models at once,
 429, 5xx and timeouts after `retries` attempts with exponential backoff; an answer past its deadline
@@ -350,16 +352,28 @@ class EndpointEmbedder(_Probed):
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
 
     def encode(self, texts: list[str], progress: bool = False, query: bool = False) -> np.ndarray:
-        """Unit vectors of `texts`. After passages, the probe again: a model that moved while they
-        were embedded is an EndpointError, and their vectors are never returned."""
+        """Unit vectors of `texts`. After passages, the probe again, sent with a sample of the passages
+        in the same request: a model that moved while they were embedded, or an endpoint that answers
+        its probes with one model and its batches with another (a request that holds both cannot be
+        told apart), is an EndpointError, and their vectors are never returned."""
         prefix = self.query_prefix if query else self.passage_prefix
-        vectors = self._raw([prefix + t for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        sent = [prefix + t for t in texts]
+        vectors = self._raw(sent) if texts else np.zeros((0, self.dim), np.float32)
         if not query and texts:
-            moved = self.drift(self.probe.astype(np.float64), self._raw(list(PROBE)).astype(np.float64))
-            if moved > PROBE_TOLERANCE:
+            picks = sorted({0, len(texts) // 2, len(texts) - 1})
+            again = self._raw([sent[i] for i in picks] + list(PROBE)).astype(np.float64)
+            probe_moved = self.drift(self.probe.astype(np.float64), again[len(picks) :])
+            batch_moved = self.drift(vectors[picks].astype(np.float64), again[: len(picks)])
+            if probe_moved > PROBE_TOLERANCE:
                 raise EndpointError(
                     f"{self.endpoint.label}: the model behind it changed while it embedded (its probe moved "
-                    f"{moved:.3g}): these vectors are not kept; run again to embed everything with the new model"
+                    f"{probe_moved:.3g}): these vectors are not kept; run again to embed everything with the new model"
+                )
+            if batch_moved > PROBE_TOLERANCE:
+                raise EndpointError(
+                    f"{self.endpoint.label}: passages embedded again beside the probe came back other vectors "
+                    f"(moved {batch_moved:.3g}): its batches are not from the model its probe identifies; "
+                    "these vectors are not kept"
                 )
         return vectors
 
