@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -644,6 +645,153 @@ def smaller(lab: Lab, tmp: Path) -> None:
     )
 
 
+def at_once(*commands: list[str]) -> list[subprocess.CompletedProcess]:
+    """`rag-assets` processes started together; each one's exit code, stdout and stderr."""
+    started = [
+        subprocess.Popen([*CLI, *c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands
+    ]
+    done = []
+    for command, process in zip(commands, started):
+        out, err = process.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(command, process.returncode, out, err))
+    return done
+
+
+def secrets_and_records(lab: Lab, tmp: Path) -> None:
+    g = "secrets and records"
+    keys = tmp / "race-keys.json"
+    done = at_once(*(["keys", "add", "--keys", str(keys), "--id", f"k{i}", "--operator"] for i in range(10)))
+    listed = cli("keys", "list", "--keys", str(keys)).stdout.splitlines()
+    case(
+        g,
+        "10 concurrent keys add",
+        lambda: (
+            [d.returncode for d in done] == [0] * 10 and len(listed) == 10,
+            f"{sum(d.returncode == 0 for d in done)} printed a key, {len(listed)} in the file",
+        ),
+    )
+    undone = 0
+    for trial in range(6):
+        keys = tmp / f"race-{trial}.json"
+        cli("keys", "add", "--keys", str(keys), "--id", "victim", "--operator")
+        adds = (["keys", "add", "--keys", str(keys), "--id", f"a{i}", "--operator"] for i in range(5))
+        at_once(["keys", "remove", "--keys", str(keys), "--id", "victim"], *adds)
+        ids = [line.split("\t")[0] for line in cli("keys", "list", "--keys", str(keys)).stdout.splitlines()]
+        undone += "victim" in ids or len(ids) != 5
+    case(g, "keys remove racing 5 keys add, 6 trials", lambda: (undone == 0, f"revocation undone in {undone} of 6"))
+    secret = "postgresql://postgres:hostile-pw@db:5432/rag"
+    with misbehaving_endpoint() as base:
+        for variable in ("RAG_ASSETS_POSTGRES_URL", "PATH", "AWS_SECRET_ACCESS_KEY", "RAG_ASSETS_JUDGE_KEY"):
+            path = tmp / f"key-env-{variable}.yaml"
+            path.write_text(f"chunkers: [E]\nembedders:\n  e: {{url: '{base}', model: echokey, key_env: {variable}}}\n")
+            env = {} if variable == "PATH" else {variable: secret}
+            done = cli("check", *lab.where, "--experiment", str(path), env=env)
+            case(
+                g,
+                f"key_env: {variable}",
+                lambda d=done, p=path: (
+                    refused(d, f"{p}:3:", "key_env")[0] and secret not in d.stdout + d.stderr,
+                    refused(d)[1],
+                ),
+            )
+        records = lab.data_dir / "cache" / "endpoints"
+        path = tmp / "probe.yaml"
+        path.write_text(f"chunkers: [E]\nembedders:\n  e: {{url: '{base}', model: good}}\n")
+        before = set(records.glob("*.json")) if records.is_dir() else set()
+        made = subprocess.run(  # what a run does: probe the endpoint and keep the record
+            [
+                sys.executable,
+                "-c",
+                "import sys; from rag_assets.experiment import spec; from rag_assets.retrieval import embedders; "
+                "embedders.make(spec.load(sys.argv[1]).arms['embedders'][0].spec, sys.argv[2])",
+                str(path),
+                str(records),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        record = next(iter(set(records.glob("*.json")) - before), None)
+        if record is None:
+            case(g, "a probe record in cache/endpoints", lambda: (False, f"no record made: {made.stderr[-150:]}"))
+        else:
+            record.write_text('{"a": ' + "[" * 30_000 + "]" * 30_000 + "}")
+            done = cli("check", *lab.where, "--experiment", str(path))
+            case(
+                g,
+                "a probe record nested 30,000 deep: check",
+                lambda d=done: (d.returncode == 0 and "Traceback" not in d.stderr, f"rc {d.returncode}"),
+            )
+            record.unlink()
+            os.mkfifo(record)
+            done = cli("check", *lab.where, "--experiment", str(path), timeout=60)
+            case(g, "a probe record that is a FIFO: check", lambda d=done: refused(d, record.name, "FIFO"))
+            record.unlink()
+    kept = {name: (lab.data_dir / name).read_bytes() for name in ("models.json", "dataset.json")}
+    (lab.data_dir / "models.json").write_text(
+        json.dumps({"models": "minilm", "reason": "ok\n\x1b[31mFORGED\x1b[0m\x1b]0;title\x07"})
+    )
+    done = cli("ask", *lab.where, QUESTION)
+    case(
+        g,
+        "a reason in models.json with a newline and ANSI escapes",
+        lambda: (
+            done.returncode == 0 and "\x1b" not in done.stdout and "\\x1b[31mFORGED" in done.stdout,
+            done.stdout.strip().splitlines()[-1][:150] if done.stdout.strip() else done.stderr[-150:],
+        ),
+    )
+    damages = {
+        "nested 30,000 deep": lambda p: p.write_text('{"a": ' + "[" * 30_000 + "]" * 30_000 + "}"),
+        "a folder": lambda p: p.mkdir(),
+        "a FIFO": os.mkfifo,
+        "a link to /dev/zero": lambda p: p.symlink_to("/dev/zero"),
+        "a dangling link": lambda p: p.symlink_to(p.parent / "nowhere.json"),
+        "of the wrong type": lambda p: p.write_text('{"models": 7, "reason": 7, "dataset": 7, "chosen": 7}'),
+    }
+    for name in ("models.json", "served.json", "dataset.json"):
+        for damage, make in damages.items():
+            record = lab.data_dir / name
+            if record.is_dir() and not record.is_symlink():
+                record.rmdir()
+            elif record.exists() or record.is_symlink():
+                record.unlink()
+            make(record)
+            done = cli("ask", *lab.where, QUESTION, timeout=60)
+            case(g, f"{name} {damage}: ask", lambda d=done, n=name: refused(d, n))
+            shutil.rmtree(record) if record.is_dir() and not record.is_symlink() else record.unlink()
+    for name, data in kept.items():
+        (lab.data_dir / name).write_bytes(data)
+    site = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    view = tmp / "site-packages"  # this Python's packages less mpnet's
+    view.mkdir()
+    for entry in site.iterdir():
+        if not entry.name.lower().replace("-", "_").startswith("all_mpnet_base_v2"):
+            (view / entry.name).symlink_to(entry)
+    start = f"import site, sys; site.addsitedir({str(view)!r}); from rag_assets.app.cli import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", start, "ask", *lab.where, "--embedder", "mpnet", QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RAG_ASSETS_MODEL_CACHE": str(tmp / "models")},
+    )
+    case(g, "ask --embedder mpnet, not installed", lambda: refused(done, "pip install"))
+    folder = tmp / "random-model"
+    source = subprocess.run(
+        [sys.executable, "-c", "from rag_assets.retrieval.embedding import model_path; print(model_path())"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("*.safetensors", "sentence_bert_config.json"))
+    (folder / "model.safetensors").write_bytes(os.urandom(4096))
+    path = tmp / "random-model.yaml"
+    path.write_text(f"chunkers: [E]\nembedders:\n  r: {{path: {folder}}}\n")
+    case(
+        g,
+        "check, a model folder with random weights",
+        lambda: refused(cli("check", *lab.where, "--experiment", str(path)), "cannot be loaded as a model"),
+    )
+
+
 GROUPS = {
     "load": load_and_admission,
     "requests": bad_requests,
@@ -651,6 +799,7 @@ GROUPS = {
     "endpoints": endpoints,
     "experiment": experiment_file,
     "smaller": smaller,
+    "records": secrets_and_records,
 }
 
 
