@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property, lru_cache
 
@@ -70,6 +70,7 @@ class SentenceSupport:
     not_in_source: list[str]  # words its sources do not hold
     elsewhere: list[str] = field(default_factory=list)  # of those, what another shown source holds: a wrong citation
     from_question: list[str] = field(default_factory=list)  # of those, what only the question holds
+    worked: list[str] = field(default_factory=list)  # numbers worked out from the sources: `77 = 1968 − 1891`
 
     @property
     def missing(self) -> list[str]:
@@ -124,6 +125,11 @@ class _Rules:
     clause_words: frozenset
     light_verbs: frozenset  # lemmas
     dimensions: dict  # word -> the words of every other dimension
+    noun_negations: frozenset  # negations of a noun, which reach the words right after them
+    coordinators: frozenset  # `and`, `but`: a negation of the verb does not reach past them
+    range_words: frozenset  # `to`, `bis`, `до`, `έως`, `and` between two numbers of one unit
+    comparison: frozenset  # words that compare two things: `than`, `als`, `чем`
+    comparative_endings: tuple
 
     def forms(self, word: str) -> set[str]:
         """A word's stems with and without a Bulgarian definite article, which BulStem alone leaves
@@ -234,6 +240,11 @@ def _rules(language: str) -> _Rules:
             for pole in dimensions
             for w in pole
         },
+        folded(words.NOUN_NEGATIONS),
+        folded(words.COORDINATORS),
+        folded(words.RANGE_WORDS),
+        folded(words.COMPARISON),
+        tuple(_of(words.COMPARATIVE_ENDINGS, language)),
     )
 
 
@@ -354,6 +365,10 @@ class _Number:
     near: frozenset  # the stems of the NEAR nearest content words on each side
     sentence: frozenset = frozenset()  # in a source: the stems of its sentence's content words
     unit_at: int | None = None  # the unit word's token index
+    written: str = ""  # as written, with its unit word
+    after: str = ""  # the stem of the word right after a number without a unit (`21 arches`): what it counts
+    place: tuple = ()  # in a source: (which text, which sentence)
+    rate: bool = False  # a word that is once per a unit (`daily`)
 
     @cached_property
     def quantities(self) -> set[tuple[str, str, Decimal]]:
@@ -382,12 +397,37 @@ def _unit_after(tokens: list[_Token], i: int, rules: _Rules) -> tuple[frozenset,
 
 def _number(tokens: list[_Token], i: int, rules: _Rules, sentence=frozenset()) -> _Number:
     unit, at = _unit_after(tokens, i, rules)
+    if (
+        not unit
+        and i + 2 < len(tokens)
+        and tokens[i + 2].kind == "number"
+        and tokens[i + 1].folded in rules.range_words
+    ):
+        unit = _unit_after(tokens, i + 2, rules)[0]  # a range's first number: `5 and 40 °C`, `2 έως 8 °C`
     near: set[str] = set()
     window = 4 * NEAR  # tokens looked at on each side: linear in the text, however many numbers it holds
     for side in (tokens[i + 1 : i + 1 + window], tokens[max(0, i - window) : i][::-1]):
         ws = [t for t in side if rules.content(t) and t.folded not in rules.units][:NEAR]
         near |= {f for t in ws for f in rules.forms(t.folded)}
-    return _Number(tokens[i].values, unit, frozenset(near), sentence, at)
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    after = rules.stem(nxt.folded) if not unit and nxt is not None and rules.content(nxt) else ""
+    written = " ".join(t.text for t in tokens[i : (at if at is not None else i + bool(after)) + 1])
+    return _Number(tokens[i].values, unit, frozenset(near), sentence, at, written, after, rate=bool(tokens[i].unit))
+
+
+def _kind(number: _Number) -> str:
+    """What a number measures, for telling which source number speaks of the same thing: a date (in
+    digits, 1000-2100, with no unit or a year's), a unit's dimension (`time`, `length`), another
+    unit, or a count."""
+    if number.unit <= {"year"} and number.written[:1].isdecimal() and all(1000 <= v <= 2100 for v in number.values):
+        return "date"
+    return "+".join(sorted({words.SCALES[u][0] if u in words.SCALES else u for u in number.unit})) or "count"
+
+
+def _base(number: _Number) -> set[Decimal]:
+    """Its values in its dimension's base unit (`2.85 km` -> 2850), or as written."""
+    scales = [Decimal(str(words.SCALES[u][1])) for u in number.unit if u in words.SCALES][:1] or [Decimal(1)]
+    return {v * scales[0] for v in number.values}
 
 
 @dataclass
@@ -416,12 +456,13 @@ class _Evidence:
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
                 stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
+                place = (texts.index(text), len(self.sentences))
                 self.sentences.append(_sentence(tokens, rules))
                 self.initials |= _initials(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
                 for i, t in enumerate(tokens):
                     if t.kind == "number":
-                        self.numbers.append(_number(tokens, i, rules, stems))
+                        self.numbers.append(replace(_number(tokens, i, rules, stems), place=place))
                         self.units |= t.unit
                     if t.kind == "word" or (t.kind == "number" and t.folded.isalpha()):  # `twelve` is a word too
                         self.written.add(t.text.lower())
@@ -484,37 +525,98 @@ class _Evidence:
         return any(
             (
                 claim.values & held.values
-                and (not claim.unit or bool(claim.unit & (held.unit | held.near)))
+                and (
+                    not claim.unit
+                    or bool(claim.unit & (held.unit | held.near))
+                    or _kind(claim) == _kind(held) == "date"
+                )
                 or _same_quantity(claim, held)
             )
             and (not context or not near or bool(near & held.sentence))
             for held in self.numbers
         )
 
-    @cached_property
-    def values(self) -> frozenset:
-        return frozenset(v for held in self.numbers for v in held.values)
+    def same_thing(self, claim: _Number) -> _Number | None:
+        """The number stated here of what the claim speaks of: of its kind, no frequency, counting
+        the same noun or sharing the most words near the claim (two, where two near it are held
+        here), and alone in that (a tie names nothing)."""
 
-    def derivation(self, claim: _Number) -> str | None:
-        """The two years here whose difference is a number of years no number here states (`from
-        1887 to 1891` → `four years`), written out: a duration worked out is not stated, and is
-        reported NOT IN SOURCE with the sum for the reader to check, not as a contradiction. Only
-        years: any other sum of the numbers of a paragraph hides too many wrong ones."""
-        if "year" not in claim.unit or claim.values & self.values:
+        def score(held: _Number) -> tuple[bool, int]:
+            return bool(claim.after) and claim.after == held.after, len(claim.near & (held.near | held.sentence))
+
+        candidates = [held for held in self.numbers if _kind(held) == _kind(claim) and not held.rate]
+        scored = sorted(((score(held), held) for held in candidates), key=lambda x: x[0])
+        enough = min(2, len(claim.near & self.stems))  # two words near it shared, where it has two held
+        if not scored or not (scored[-1][0][0] or enough and scored[-1][0][1] >= enough):
             return None
-        years = {v for v in self.values if 1000 <= v <= 2100 and v == int(v)}
-        for v in sorted(claim.values):
-            for a in sorted(years):
-                if a - v in years:
-                    return f"{_plain(a)} − {_plain(a - v)}"
+        top, best = scored[-1]
+        if any(score == top and held.values != best.values for score, held in scored[:-1]):
+            return None
+        return best
+
+    def derivation(self, claim: _Number, compared: bool, stated: set) -> str | None:
+        """The working, where the claim is worked out from two numbers one source states of one
+        kind (`77 = 1968 − 1891`): a number of years between two dates; a difference where the
+        sentence compares (`176 m longer than`: `compared`; a length alone is no difference); a sum
+        of two of one sentence (of counts, of one noun: `1,400 workers, of whom 16 died` gives no
+        1,384); a ratio where the claim says `times`; a quantity times a count its sentence gives
+        (`80 mg = 2 × 40 mg`), where the answer does not state that count itself (`80 mg twice
+        daily` is no 80 mg a day). A date is never worked out."""
+        kind, wanted = _kind(claim), _base(claim)
+        if kind == "date":
+            return None
+        times = "times" in claim.unit or fold(claim.written.split()[0]) in self.rules.multiples
+        for a in self.numbers:
+            for b in self.numbers:
+                pair = _kind(a)
+                if a is b or a.place[0] != b.place[0] or pair != _kind(b):
+                    continue
+                if pair == "date":
+                    if claim.unit == {"year"}:
+                        for p in a.values:
+                            if any(p - q in claim.values and p > q for q in b.values):
+                                return f"{claim.written} = {a.written} − {b.written}"
+                    continue
+                if pair == "count" and not (a.after and a.after == b.after and claim.after in ("", a.after)):
+                    continue
+                for p in _base(a):
+                    for q in _base(b):
+                        if times and q and p > q and abs(p / q - min(wanted)) <= min(wanted) / 20:
+                            return f"{claim.written} ≈ {a.written} ÷ {b.written}"
+                        if pair != kind:
+                            continue
+                        if compared and p > q and p - q in wanted:
+                            return f"{claim.written} = {a.written} − {b.written}"
+                        if a.place == b.place and p + q in wanted and self.numbers.index(a) < self.numbers.index(b):
+                            return f"{claim.written} = {a.written} + {b.written}"
+        for a in self.numbers:
+            if _kind(a) != kind or kind == "count":
+                continue
+            for k in self.numbers:
+                if k.place != a.place or _kind(k) not in ("count", "times") or k is a:
+                    continue
+                for n in k.values - stated:
+                    if n == int(n) and 2 <= n <= 12 and {v * n for v in _base(a)} & wanted:
+                        return f"{claim.written} = {_plain(n)} × {a.written}"
         return None
 
-    def best_clause(self, stems: set[str]) -> tuple[frozenset, bool]:
+    def best_clause(self, stems: set[str]) -> tuple[frozenset, frozenset]:
         """(words, negated) of the clause that shares the most content words with `stems` (at least one)."""
-        best, most = (frozenset(), False), 0
-        for _, content, held, negated in self.clauses:
+        best, most = (frozenset(), frozenset()), 0
+        for _, content, held, negated, _ in self.clauses:
             if len(stems & content) > most:
                 best, most = (held, negated), len(stems & content)
+        return best
+
+    def matching_clauses(self, stems: frozenset) -> list[tuple[frozenset, frozenset, frozenset]]:
+        """(shared content stems, words and stems, stems a negation reaches) of each clause here that
+        shares the most content words with `stems`: two at least, or the one there is."""
+        best, most = [], min(2, len(stems)) - 1
+        for _, content, held, reached, _ in self.clauses if stems else ():
+            if len(stems & content) > most:
+                best, most = [], len(stems & content)
+            if len(stems & content) == most:
+                best.append((stems & content, held, reached))
         return best
 
     def best_sentence(self, stems: set[str]) -> _Sentence | None:
@@ -582,19 +684,49 @@ def _initials(tokens: list[_Token], rules: _Rules) -> set[str]:
     return out
 
 
-def _clauses(tokens: list[_Token], rules: _Rules) -> list[tuple[int, frozenset, frozenset, bool]]:
-    """(index of its first token, content stems, words and stems, has a negation) of each clause
-    (split at punctuation and at words that open a clause of their own), in order."""
+def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozenset()) -> list[tuple]:
+    """(index of its first token, content stems, words and stems, the content stems a negation
+    reaches, index past its last token) of each clause (split at punctuation and at words that
+    open a clause of their own), in order. A negation of the verb (`not`, `nicht`, `не`, `δεν`)
+    reaches its clause to the next `and`/`but` on either side; one of a noun (`no`, `kein`, `без`,
+    `χωρίς`, `lacks`) the two content words after it. `negators`: indices of words that negate by a
+    prefix (`несудоходна`), which reach themselves."""
     out, clause, start = [], [], 0
     for i, t in enumerate([*tokens, _Token(".", ".", "punct")]):
         if t.kind == "punct" or t.folded in rules.clause_words:
-            content = frozenset(f for c in clause if rules.content(c) for f in rules.forms(c.folded))
-            negated = any(c.folded in rules.negations for c in clause)
-            out.append((start, content, frozenset(k for c in clause for k in rules.keys(c.folded)), negated))
+            content = frozenset(f for _, c in clause if rules.content(c) for f in rules.forms(c.folded))
+            reached: set[str] = set()
+            for n, (k, c) in enumerate(clause):
+                if k in negators:
+                    reached |= rules.forms(c.folded[len(_prefix_of(c.folded, rules)) :])
+                    content |= reached
+                if not _negates(tokens, k, rules):
+                    continue
+                if c.folded in rules.noun_negations:
+                    after = [d for _, d in clause[n + 1 :] if rules.content(d)][:2]
+                else:
+                    left = max((m for m in range(n) if clause[m][1].folded in rules.coordinators), default=-1)
+                    right = next(
+                        (m for m in range(n + 1, len(clause)) if clause[m][1].folded in rules.coordinators), None
+                    )
+                    after = [d for _, d in clause[left + 1 : right] if rules.content(d)]
+                reached |= {f for d in after for f in rules.forms(d.folded)}
+            keys = frozenset(k for _, c in clause for k in rules.keys(c.folded))
+            out.append((start, content, keys, frozenset(reached), i))
             clause, start = [], i + 1
         elif t.kind == "word":
-            clause.append(t)
+            clause.append((i, t))
     return out
+
+
+def _prefix_of(word: str, rules: _Rules) -> str:
+    return next((p for p in _of(words.NEGATION_PREFIXES, rules.language) if word.startswith(p)), "")
+
+
+def _negates(tokens: list[_Token], i: int, rules: _Rules) -> bool:
+    """A negation, but for `not only`, which says what follows."""
+    after = tokens[i + 1].folded if i + 1 < len(tokens) else ""
+    return tokens[i].folded in rules.negations and after not in words.NOT_NEGATING
 
 
 def _sentence(tokens: list[_Token], rules: _Rules) -> _Sentence:
@@ -640,8 +772,10 @@ def _quantifiers(tokens: list[_Token], rules: _Rules) -> list[tuple[_Token, str]
         superlative = before in rules.superlative or (
             t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))
         )
-        if cls and not superlative:  # `the most`, `най-много`: a superlative
-            out.append((t, cls))
+        frequency = t.folded in rules.every and rules.units.get(after, set()) & words.TIME_UNITS
+        counted = cls == "all" and i + 1 < len(tokens) and tokens[i + 1].kind == "number"
+        if cls and not superlative and not frequency and not counted:  # `the most`: a superlative;
+            out.append((t, cls))  # `every year`: a frequency; `all 96 cables`: the number's claim
     return out
 
 
@@ -687,14 +821,18 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     rules = evidence.rules
     contradicted: list[tuple[str, Held]] = []
     absent: list[tuple[str, Held]] = []
+    worked: list[str] = []
     done: set[int] = _expansions(tokens, evidence)
     best = evidence.best_sentence({rules.stem(t.folded) for t in tokens if rules.polar(t)})
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
+    compared = any(t.folded in rules.comparison or t.folded.endswith(rules.comparative_endings) for t in tokens)
+    stated = {v for t in tokens if t.kind == "number" for v in t.values}
+    negators = frozenset(i for i, t in enumerate(tokens) if _negated_word(t, evidence))
+    done |= negators
+    clauses = _clauses(tokens, rules, negators)
     # each clause of the answer (last first: the first whose start is <= i holds token i), with the
     # source clause that matches it best, for the exclusive classes
-    clause_of = [
-        (start, negated, evidence.best_clause(content)) for start, content, _, negated in _clauses(tokens, rules)
-    ][::-1]
+    clause_of = [(start, negated, evidence.best_clause(content)) for start, content, _, negated, _ in clauses][::-1]
     if len(tokens) > 2 and tokens[0].kind == "number" and tokens[1].text in ".)" and tokens[2].text[0].isupper():
         done.add(0)  # `1. Opened in 1962`: a list's marker
     for i, t in enumerate(tokens):
@@ -710,13 +848,19 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
                         and tokens[k].folded in rules.dimensions
                         and not rules.dimensions[tokens[k].folded] & evidence.words
                     }  # `340 km long`: the length is the claim, where the sources say no `deep`
-            if not evidence.holds_number(claim) and not exempt.holds_number(claim, context=False):
-                bare = _Number(claim.values, frozenset(), frozenset())
-                shown = claim.unit_at and (evidence.holds_number(bare) or not t.text[0].isdecimal())
-                unit = f" {tokens[claim.unit_at].text}" if shown else ""
-                derived = evidence.derivation(claim)
-                said = f"{t.text}{unit} (not stated: {derived})" if derived else f"{t.text}{unit}"
-                (absent if derived else contradicted).append((i, said, lambda other, c=claim: other.holds_number(c)))
+            if evidence.holds_number(claim) or exempt.holds_number(claim, context=False):
+                continue
+            if derived := evidence.derivation(claim, compared, stated - claim.values):
+                worked.append(derived)
+                continue
+            held = lambda other, c=claim: other.holds_number(c)  # noqa: E731
+            other = evidence.same_thing(claim)
+            if evidence.holds_number(claim, context=False):
+                absent.append((i, f"{claim.written} (stated, but of something else)", held))
+            elif other is not None:
+                contradicted.append((i, f"{claim.written} (the source says {other.written})", held))
+            else:
+                absent.append((i, claim.written, held))
     for i, t in enumerate(tokens):
         if i in done or t.kind != "word" or len(t.folded) < 2 or t.folded in rules.no_claim:
             continue
@@ -728,7 +872,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         _, negated_here, (held, negated) = next(c for c in clause_of if c[0] <= i)
         # another member of its class in the source's clause that matches, and not this one; a
         # negation on one side only flips the class (`prohibited` for `not allowed`)
-        others = _other_poles(classes, held, rules) if negated == negated_here else []
+        others = _other_poles(classes, held, rules) if bool(negated) == bool(negated_here) else []
         if others:
             said = sorted(w for q in others for w in q & evidence.words)
             contradicted.append((i, f"{t.text} (the source says {', '.join(said[:2]) or 'otherwise'})", None))
@@ -747,12 +891,56 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
             continue
         held = lambda other, token=t, n=strict: other.holds_word(token, n)  # noqa: E731
         (contradicted if name else absent).append((i, t.text, held))
+    for start, content, _, negated, end in clauses:
+        flip = _flip(tokens, start, end, content, negated, evidence)
+        if flip is not None:
+            i, said = flip
+            clean = not any(start <= c[0] < end for c in contradicted + absent)
+            (contradicted if clean else absent).append((i, said, None))
     contradicted.sort(key=lambda c: c[0])
     absent.sort(key=lambda c: c[0])
-    out = [c[1:] for c in contradicted]
+    out, rest = [c[1:] for c in contradicted], [a[1:] for a in absent]
     if best is not None:
-        out += _against(tokens, best, rules)
-    return out, [a[1:] for a in absent]
+        more, less = _against(tokens, best, rules)
+        out, rest = out + more, rest + less
+    return out, rest, worked
+
+
+def _negated_word(token: _Token, evidence: _Evidence) -> bool:
+    """A word that negates by a prefix (`unsafe`, `несудоходна`) where the sources hold the word
+    without it and not the word itself."""
+    rules = evidence.rules
+    if token.kind != "word" or not rules.content(token) or evidence.holds_word(token):
+        return False
+    return any(
+        token.folded.startswith(prefix)
+        and len(token.folded) - len(prefix) >= STEM_MIN
+        and evidence.holds_word(_Token(token.text[len(prefix) :], token.folded[len(prefix) :], "word"))
+        for prefix in _of(words.NEGATION_PREFIXES, rules.language)
+    )
+
+
+def _flip(tokens, start: int, end: int, content: frozenset, negated: frozenset, evidence: _Evidence):
+    """(index, what) where a negation reaches the words a clause of the answer shares with the
+    source's clauses that share the most of its words (two, or its only one) on one side only,
+    unless a word of an exclusive class whose other pole that clause holds carries it (`closed` for
+    `not open`); None where they agree (`has no airport` / `does not have an airport`)."""
+    rules = evidence.rules
+    matches = evidence.matching_clauses(content)
+    flips = []
+    for shared, held, reached in matches:
+        mine, theirs = negated & shared, reached & shared
+        if bool(mine) == bool(theirs) or any(
+            tokens[i].kind == "word" and _other_poles(rules.classes(tokens[i]), held, rules) for i in range(start, end)
+        ):
+            return None  # one clause of the best agrees
+        flips.append((shared, mine, theirs, reached))
+    if not flips:
+        return None
+    shared, mine, theirs, reached = flips[0]
+    at = [i for i in range(start, end) if tokens[i].kind == "word" and rules.forms(tokens[i].folded) & (mine | theirs)]
+    where = "negated here, not in the source" if mine else "negated in the source, not here"
+    return (at or [start])[-1], f"{tokens[(at or [start])[-1]].text} ({where})"
 
 
 def _other_poles(classes: set, held: set[str], rules: _Rules) -> list[frozenset]:
@@ -764,27 +952,19 @@ def _other_poles(classes: set, held: set[str], rules: _Rules) -> list[frozenset]
     return out
 
 
-def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> list[tuple[str, Held]]:
-    """Negation, quantifiers and ordinals against the source sentence that shares most words."""
+def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list, list]:
+    """Quantifiers and ordinals against the source sentence that shares most words: (contradicted,
+    not in source). A quantifier is a contradiction only where that sentence uses another."""
     out: list[tuple[str, Held]] = []
+    absent: list[tuple[str, Held]] = []
     mine = _sentence(tokens, rules)
-    both = {s for s, here in mine.polarities.items() if True in here and True in best.polarities.get(s, ())}
-    for t in tokens:
-        if not rules.polar(t):
-            continue
-        s = rules.stem(t.folded)
-        here, there = mine.polarities.get(s), best.polarities.get(s)
-        if not here or not there or here & there:
-            continue
-        moved = both and best.negated_clauses.get(s) and mine.negated_clauses.get(s)
-        if not moved:  # the same negation in both clauses, reaching a shared word in both: it only moved
-            where = "negated here, not in the source" if True in here else "negated in the source, not here"
-            out.append((f"{t.text} ({where})", None))
-            break
     wanted = mine.quantifiers - best.quantifiers
     for t, cls in _quantifiers(tokens, rules):
+        if cls in wanted and best.quantifiers:
+            out.append((f"{t.text} (the source says {', '.join(sorted(best.quantifiers))})", None))
+            break
         if cls in wanted:
-            out.append((f"{t.text} (quantifier not in the source)", None))
+            absent.append((f"{t.text} (a quantifier the source does not use)", None))
             break
     for t in tokens:
         value = rules.ordinal(t) if t.kind == "word" else None
@@ -803,7 +983,7 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> list[tuple
             if best.ordinals[value] & superlative:  # `the longest` where the source says `second-longest`
                 out.append((f"superlative without the source's ordinal ({value})", None))
                 break
-    return out
+    return out, absent
 
 
 def check_support(
@@ -836,7 +1016,7 @@ def check_support(
             out.append(SentenceSupport(sentence, start, end, cites, [], []))
             continue
         everything = evidence(*quotes.values())
-        contradicted, absent = _check(
+        contradicted, absent, worked = _check(
             _tokens(sentence, rules), evidence(*cited) if cited else everything, evidence(*given)
         )
         both = contradicted + absent
@@ -850,6 +1030,7 @@ def check_support(
                 [text for text, _ in absent],
                 [text for text, held in both if held and held(everything)],
                 [text for text, held in both if held and held(evidence(question))],
+                worked,
             )
         )
     return out

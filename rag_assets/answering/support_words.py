@@ -20,12 +20,29 @@ NEGATIONS = {
     "en": {"not", "no", "never", "without", "none", "nobody", "nothing", "neither", "nor", "cannot", "hardly",
            "fails", "fail", "failed", "lacks", "lack"},
     "de": {"nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "weder",
-           "nichts", "niemand"},
-    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "никоя", "никое", "нищо"},
-    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего", "ничто"},
-    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανενας", "καμια", "κανενα", "τιποτα"},
+           "nichts", "niemand", "fehlt", "fehlen"},
+    "bg": {"не", "няма", "нямат", "нямаше", "никога", "без", "нито", "никой", "никоя", "никое", "нищо", "липсва",
+           "липсват"},
+    "ru": {"не", "нет", "нельзя", "никогда", "без", "ни", "никто", "ничего", "ничто", "отсутствует", "отсутствуют"},
+    "el": {"δεν", "μην", "μη", "οχι", "ποτε", "χωρις", "ουτε", "κανενας", "καμια", "κανενα", "τιποτα", "λειπει",
+           "λειπουν"},
     "fr": {"ne", "pas", "jamais", "sans", "aucun", "aucune", "rien", "personne"},
     "es": {"no", "nunca", "sin", "ningun", "ninguna", "ninguno", "jamas", "nada", "nadie"},
+}  # fmt: skip
+NOUN_NEGATIONS = {  # negations of a noun (`no oil`), not of the verb: they reach the words right after them
+    "en": {"no", "without", "none", "lacks", "lack", "neither", "nor"},
+    "de": {"kein", "keine", "keinen", "keinem", "keiner", "keines", "ohne", "weder", "fehlt", "fehlen"},
+    "bg": {"без", "няма", "нямат", "нямаше", "нито", "липсва", "липсват"},
+    "ru": {"без", "нет", "ни", "отсутствует", "отсутствуют"}, "el": {"χωρις", "ουτε", "λειπει", "λειπουν"},
+}  # fmt: skip
+COORDINATORS = {"en": {"and", "but", "or"}, "de": {"und", "aber", "oder", "sondern"}, "bg": {"и", "но", "а", "или"},
+                "ru": {"и", "но", "а", "или"}, "el": {"και", "αλλα", "η"}}  # fmt: skip
+RANGE_WORDS = {  # between two numbers of one unit: `2 to 8 °C`, `between 5 and 40 °C`
+    "en": {"to", "and"}, "de": {"bis", "und"}, "bg": {"до", "и"}, "ru": {"до", "и"}, "el": {"εως", "μεχρι", "και"},
+}  # fmt: skip
+NEGATION_PREFIXES = {  # a word made of one of these and a word the sources hold negates it: `unsafe`, `несудоходна`
+    "en": ("un", "non", "in", "im", "il", "ir", "dis"), "de": ("un", "nicht"), "bg": ("не", "без"),
+    "ru": ("не", "без"), "el": ("μη",),
 }  # fmt: skip
 NOT_NEGATING = {"only", "just", "merely", "solely", "nur", "само", "только", "μονο"}  # "not only X" says X
 QUANTIFIERS = {  # class -> words
@@ -124,7 +141,8 @@ MULTIPLES = {  # number words of times and sets, which never continue a number i
     "el": {"διπλασιο", "διπλασια", "τριπλασιο"},
 }  # fmt: skip
 UNITS = {  # one unit, its symbols and its names in every language (a unit is the same in any text)
-    "%": "% percent per-cent pct prozent процента процент процентов τοις-εκατο",
+    "%": "% percent per-cent pct prozent процента процент процентов τοις-εκατο percentage-points percentage-point "
+         "prozentpunkte prozentpunkten процентни-пункта процентных-пункта процентных-пунктов ποσοστιαιες-μοναδες",
     "m": "m metre metres meter meters metern метра метър метри метров метрах метрами м μετρα μετρο μετρων μ",
     "km": "km kilometre kilometres kilometer kilometers kilometern километра километър километри километров χιλιομετρα "
           "χιλιομετρο χιλιομετρων χλμ км",
@@ -141,10 +159,12 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "h": "h hour hours hr hrs stunde stunden часа час часов ωρες ωρα ωρων",
     "min": "min minute minutes minuten минути минута минут λεπτα λεπτο",
     "s": "s second seconds sekunde sekunden секунди секунда секунд δευτερολεπτα",
+    "ms": "ms millisecond milliseconds millisekunde millisekunden милисекунди милисекунда миллисекунд мс "
+          "χιλιοστα-του-δευτερολεπτου",
     "day": "day days tag tage tagen ден дни дена деня день дня дней сутки μερα μερες ημερα ημερες ημερων",
     "week": "week weeks woche wochen седмица седмици неделя недели недель εβδομαδα εβδομαδες",
     "month": "month months monat monate monaten месец месеца месеци месяц месяца месяцев μηνας μηνες μηνων",
-    "year": "year years yr jahr jahre jahren jahres година години годината г год года лет летие χρονια χρονο "
+    "year": "year years yr jahr jahre jahren jahres година години годината г год года году лет летие χρονια χρονο "
             "ετος ετη ετων χρονων",
     "c": "°c celsius degree degrees grad градуса градус градусов целзий целзия цельсия βαθμους βαθμοι βαθμων "
          "κελσιου",
@@ -179,9 +199,15 @@ DIMENSIONS = {  # what a length is measured along, one pole per dimension: `340 
            "глубиной глубина глубину"],
     "el": ["μηκος μακρυς", "υψος ψηλος", "πλατος", "βαθος"],
 }  # fmt: skip
-TIME_UNITS = {"h", "min", "s", "day", "week", "month", "year"}
+COMPARISON = {  # words that compare two things: a difference of two numbers is worked out only beside one
+    "en": {"than", "more", "less", "fewer", "difference"}, "de": {"als", "mehr", "weniger", "unterschied"},
+    "bg": {"отколкото", "по", "повече", "разлика"}, "ru": {"чем", "больше", "меньше", "более", "менее", "разница"},
+    "el": {"περισσοτερο", "περισσοτερα", "λιγοτερο", "λιγοτερα", "διαφορα"},
+}  # fmt: skip
+COMPARATIVE_ENDINGS = {"en": (), "de": (), "bg": (), "ru": ("ее",), "el": ("τερο", "τερη", "τερα", "τερος", "τερες")}
+TIME_UNITS = {"h", "min", "s", "ms", "day", "week", "month", "year"}
 SCALES = {  # unit -> (dimension, size in the dimension's base unit): one amount in two units is one claim
-    "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
+    "ms": ("time", 0.001), "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
     "week": ("time", 604800), "month": ("time", 2629800), "year": ("time", 31557600),
     "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1), "km": ("length", 1000),
     "mg": ("mass", 0.001), "g": ("mass", 1), "kg": ("mass", 1000), "t": ("mass", 1000000),
