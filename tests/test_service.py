@@ -258,3 +258,17 @@ def test_a_key_removed_from_the_file_is_refused_within_seconds(served):
     remove_key(served["keys_file"], "temporary")
     time.sleep(1.2)
     assert ask(served, "x", {"question": QUESTION}, {"Authorization": f"Bearer {key}"}).status_code == 401
+
+
+def test_a_strategy_materialised_after_serve_started_is_served_without_a_restart(served):
+    """C was never materialised: 503 naming it; once `run` builds it, answered within seconds."""
+    before = ask(served, "team-b", {"question": QUESTION, "strategy": "C"})
+    assert before.status_code == 503, before.text
+    run = [*served["run"][: served["run"].index("--strategies") + 1], "C", "--no-llm", "--questions", "written"]
+    env = {**os.environ, "DAGSTER_HOME": "", "RAG_ASSETS_DATA_DIR": "", "RAG_ASSETS_DATASET": ""}
+    subprocess.run([*CLI, *run], env=env, check=True, capture_output=True)
+    deadline = time.time() + 60
+    while (after := ask(served, "team-b", {"question": QUESTION, "strategy": "C"})).status_code != 200:
+        assert time.time() < deadline, after.text
+        time.sleep(0.5)
+    assert after.json()["strategy"] == "C" and "Project Falcon" in after.json()["answer"]

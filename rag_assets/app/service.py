@@ -10,7 +10,8 @@
   answer 503 with `ask`'s one-line reason (`/healthz` stays 200: the process is alive). A newer
   materialisation that passes them is loaded beside the old one and swapped in with one
   assignment: a request holds the index it started with to its end, so none is dropped and none
-  sees half of two.
+  sees half of two. A strategy asked for before it was materialised is checked with the others, and
+  served once it is, without a restart.
 - **One gate for everything expensive.** A request that calls a model (generates, reranks with the
   generator or a cross-encoder, or is judged) passes one admission gate: at most `generating` at once,
   `queue` more wait; beyond that 429 with Retry-After. A request that waits longer than `timeout_s`
@@ -278,7 +279,8 @@ def build_app(service: Service, keys: KeyRing) -> FastAPI:
     async def watch() -> None:
         while True:
             await asyncio.sleep(settings.check_s)
-            for strategy in list(service.loaded) or [service.default_strategy]:
+            # the loaded ones, and the ones asked for that could not be: one materialised since is loaded
+            for strategy in dict.fromkeys([service.default_strategy, *service.loaded, *service.problems]):
                 await asyncio.get_running_loop().run_in_executor(None, service.refresh, strategy)
 
     @contextlib.asynccontextmanager
