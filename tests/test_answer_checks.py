@@ -453,3 +453,65 @@ def test_a_quantifier_is_a_contradiction_only_where_the_source_uses_another():
         "All 96 cables were replaced in 2011 [1].", [], {1: "The 96 cables were replaced in 2011."}
     )
     assert other.verdict == "UNSUPPORTED" and added.verdict == "NOT IN SOURCE" and counted.supported
+
+
+# Words that speak of the sources frame the answer in every language and claim nothing; a word beside
+# them that is no verb of saying still does. (language, source, answer, supported)
+LEAD_INS = [
+    ("en", "The bridge is 840 m long.", "According to the text, the bridge is 840 m long [1].", True),
+    ("en", "The bridge is 840 m long.", "The source says that the bridge is 840 m long [1].", True),
+    ("en", "The bridge is 840 m long.", "The source says that the bridge is 840 m high [1].", False),
+    ("ru", "Мост имеет длину 840 метров.", "В источнике сказано, что мост имеет длину 840 метров [1].", True),
+    ("ru", "Мост имеет длину 840 метров.", "Согласно тексту, мост имеет длину 840 метров [1].", True),
+    ("ru", "Мост имеет длину 840 метров.", "В источнике сказано, что мост построен в 1990 году [1].", False),
+    ("el", "Η γέφυρα έχει μήκος 840 μέτρα.", "Η πηγή αναφέρει ότι η γέφυρα έχει μήκος 840 μέτρα [1].", True),
+    ("bg", "Мостът е дълъг 840 метра.", "Според текста мостът е дълъг 840 метра [1].", True),
+    ("bg", "Мостът е дълъг 840 метра.", "В източника се посочва, че мостът е дълъг 840 метра [1].", True),
+    ("de", "Die Brücke ist 840 m lang.", "Laut der Quelle ist die Brücke 840 m lang [1].", True),
+    ("de", "Die Brücke ist 840 m lang.", "Im Text steht, dass die Brücke 840 m lang ist [1].", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "supported"), LEAD_INS)
+def test_words_that_speak_of_the_sources_claim_nothing_in_every_language(language, source, answer, supported):
+    (checked,) = check_support(answer, [], {1: source}, language)
+    assert checked.supported == supported, checked
+
+
+# An abbreviation of a title or a name the source spells out, an inflected name, an acronym the source
+# does not write (nothing there says otherwise: NOT IN SOURCE), and the near misses. (language, source,
+# answer, verdict)
+CHURCH = "The main landmark of Kellmar is the Church of Saint Odran."
+ABBREVIATIONS = [
+    ("en", CHURCH, "Kellmar's main landmark is St Odran's Church [1].", "SUPPORTED"),
+    ("en", CHURCH, "Kellmar's main landmark is St Torrin's Church [1].", "UNSUPPORTED"),
+    ("el", "Το πανηγύρι της Αγίας Θεοδώρας γίνεται στις 11 Σεπτεμβρίου.",
+     "Το πανηγύρι της Αγ. Θεοδώρας γίνεται στις 11 Σεπτεμβρίου [1].", "SUPPORTED"),
+    ("ru", "Разработкой руководил химик Ильи Горбунова.", "Разработкой руководил химик Илья Горбунов [1].",
+     "SUPPORTED"),
+    ("ru", "Разработкой руководил химик Ильи Горбунова.", "Разработкой руководил химик Илья Горбачёв [1].",
+     "UNSUPPORTED"),
+    ("en", "It was approved by the European Medicines Agency in 2014.", "The EMA approved it in 2014 [1].",
+     "SUPPORTED"),
+    ("en", "It was approved by the European Medicines Agency in 2014.", "The FDA approved it in 2014 [1].",
+     "NOT IN SOURCE"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "verdict"), ABBREVIATIONS)
+def test_abbreviations_and_inflected_names_are_the_names_the_source_writes(language, source, answer, verdict):
+    checked = check_support(answer, [], {1: source}, language)  # `Αγ.` ends a sentence for the splitter
+    verdicts = {s.verdict for s in checked}
+    worst = next(v for v in ("UNSUPPORTED", "NOT IN SOURCE", "SUPPORTED") if v in verdicts)
+    assert worst == verdict, checked
+
+
+def test_a_documents_title_counts_as_its_text_and_the_matched_sentence_is_given_whole():
+    quote = {1: "It combines retrieval with generation. The retriever finds passages for every question asked."}
+    (titled,) = check_support(
+        "RAG combines retrieval with generation [1].", [], quote, "en", titles={1: "RAG > Overview"}
+    )
+    (untitled,) = check_support("RAG combines retrieval with generation [1].", [], quote, "en")
+    (other,) = check_support("REST combines retrieval with generation [1].", [], quote, "en", titles={1: "RAG"})
+    assert titled.supported and untitled.not_in_source == ["RAG"] and not other.supported
+    assert titled.matched == "It combines retrieval with generation."

@@ -71,6 +71,7 @@ class SentenceSupport:
     elsewhere: list[str] = field(default_factory=list)  # of those, what another shown source holds: a wrong citation
     from_question: list[str] = field(default_factory=list)  # of those, what only the question holds
     worked: list[str] = field(default_factory=list)  # numbers worked out from the sources: `77 = 1968 − 1891`
+    matched: str = ""  # the source's sentence it was compared with (the one sharing the most words), whole
 
     @property
     def missing(self) -> list[str]:
@@ -128,6 +129,7 @@ class _Rules:
     noun_negations: frozenset  # negations of a noun, which reach the words right after them
     coordinators: frozenset  # `and`, `but`: a negation of the verb does not reach past them
     range_words: frozenset  # `to`, `bis`, `до`, `έως`, `and` between two numbers of one unit
+    speech: frozenset  # verbs of saying, and their stems: no claim beside a word about the sources
     comparison: frozenset  # words that compare two things: `than`, `als`, `чем`
     comparative_endings: tuple
 
@@ -243,6 +245,7 @@ def _rules(language: str) -> _Rules:
         folded(words.NOUN_NEGATIONS),
         folded(words.COORDINATORS),
         folded(words.RANGE_WORDS),
+        folded(words.SPEECH) | {stem(w) for w in folded(words.SPEECH)},
         folded(words.COMPARISON),
         tuple(_of(words.COMPARATIVE_ENDINGS, language)),
     )
@@ -436,6 +439,7 @@ class _Sentence:
     negated_clauses: dict  # content stem -> whether a clause holding it has a negation
     quantifiers: set
     ordinals: dict  # value -> stems of the word right after it
+    text: str = ""  # as the source writes it
 
 
 class _Evidence:
@@ -448,6 +452,7 @@ class _Evidence:
         self.stems: set[str] = set()
         self.units: set[str] = set()
         self.capitals: set[str] = set()  # abbreviations written in capitals
+        self.before: dict[str, set[str]] = {}  # word -> the words written right before it
         self.initials: set[str] = set()  # the initials of runs of 2-5 content words
         self.numbers: list[_Number] = []
         self.sentences: list[_Sentence] = []
@@ -457,7 +462,7 @@ class _Evidence:
                 tokens = _tokens(text[start:end], rules)
                 stems = frozenset(f for t in tokens if rules.content(t) for f in rules.forms(t.folded))
                 place = (texts.index(text), len(self.sentences))
-                self.sentences.append(_sentence(tokens, rules))
+                self.sentences.append(replace(_sentence(tokens, rules), text=text[start:end].strip()))
                 self.initials |= _initials(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
                 for i, t in enumerate(tokens):
@@ -471,6 +476,8 @@ class _Evidence:
                         self.units |= rules.units.get(t.folded, set())
                         if len(t.text) > 1 and t.text.isupper():
                             self.capitals.add(t.folded)
+                        if i and tokens[i - 1].kind == "word":
+                            self.before.setdefault(t.folded, set()).add(tokens[i - 1].folded)
 
     @cached_property
     def lemmas(self) -> set[str]:
@@ -509,6 +516,27 @@ class _Evidence:
             return False
         lemma = rules.lemma(token.text.lower())
         return bool(lemma) and (lemma in self.lemmas or bool(rules.forms(lemma) & self.stems))
+
+    def abbreviates(self, tokens: list[_Token], i: int) -> bool:
+        """Word i abbreviates a word the sources write before the word that follows it here (`St
+        Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: its letters in order, the
+        first first), or is a name the sources write with an ending of one or two letters more or
+        less (`Горбунов`, `Горбунова`) in a language that inflects names."""
+        word = tokens[i].folded
+        nxt = next((t.folded for t in tokens[i + 1 : i + 3] if t.kind == "word"), "")
+        for before in self.before.get(nxt, ()):
+            if 2 <= len(word) <= 4 < len(before) and before[0] == word[0] and _in_order(word, before):
+                return True
+        if not nxt and 2 <= len(word) <= 4 and any(len(w) > 4 and w.startswith(word) for w in self.words):
+            return True  # `Αγ.` that ended the sentence where the name's next word began another
+        return (
+            self.rules.language in ("de", "bg", "ru", "el")
+            and len(word) >= 5
+            and any(
+                0 < abs(len(w) - len(word)) <= 2 and (w.startswith(word) or word.startswith(w)) and len(w) >= 5
+                for w in self.words
+            )
+        )
 
     def near_miss(self, token: _Token) -> bool:
         """A word held here, or one sharing its first STEM_MIN letters with a word here: an
@@ -719,6 +747,12 @@ def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozense
     return out
 
 
+def _in_order(letters: str, word: str) -> bool:
+    """Every letter of `letters` in `word`, in that order."""
+    rest = iter(word)
+    return all(c in rest for c in letters)
+
+
 def _prefix_of(word: str, rules: _Rules) -> str:
     return next((p for p in _of(words.NEGATION_PREFIXES, rules.language) if word.startswith(p)), "")
 
@@ -827,6 +861,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
     compared = any(t.folded in rules.comparison or t.folded.endswith(rules.comparative_endings) for t in tokens)
     stated = {v for t in tokens if t.kind == "number" for v in t.values}
+    done |= _lead_in(tokens, rules)
     negators = frozenset(i for i, t in enumerate(tokens) if _negated_word(t, evidence))
     done |= negators
     clauses = _clauses(tokens, rules, negators)
@@ -889,8 +924,11 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
             continue
         if not name and rules.light(t):
             continue
+        if name and evidence.abbreviates(tokens, i):
+            continue
         held = lambda other, token=t, n=strict: other.holds_word(token, n)  # noqa: E731
-        (contradicted if name else absent).append((i, t.text, held))
+        acronym = t.text.isupper()  # nothing in a source says otherwise of an acronym it does not write
+        (contradicted if name and not acronym else absent).append((i, t.text, held))
     for start, content, _, negated, end in clauses:
         flip = _flip(tokens, start, end, content, negated, evidence)
         if flip is not None:
@@ -903,7 +941,20 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     if best is not None:
         more, less = _against(tokens, best, rules)
         out, rest = out + more, rest + less
-    return out, rest, worked
+    return out, rest, worked, best.text if best is not None else ""
+
+
+def _lead_in(tokens: list[_Token], rules: _Rules) -> set[int]:
+    """Indices of verbs of saying within three words of a word about the sources (`the source says
+    that`, `в источнике сказано`, `η πηγή αναφέρει`): they frame the claim and are none."""
+    about = [i for i, t in enumerate(tokens) if t.kind == "word" and t.folded in rules.no_claim]
+    return {
+        i
+        for i, t in enumerate(tokens)
+        if t.kind == "word"
+        and (t.folded in rules.speech or rules.stem(t.folded) in rules.speech)
+        and any(abs(i - j) <= 3 for j in about)
+    }
 
 
 def _negated_word(token: _Token, evidence: _Evidence) -> bool:
@@ -987,14 +1038,22 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list
 
 
 def check_support(
-    answer: str, given: list[str], quotes: dict[int, str], language: str | None = None, question: str = ""
+    answer: str,
+    given: list[str],
+    quotes: dict[int, str],
+    language: str | None = None,
+    question: str = "",
+    titles: dict[int, str] | None = None,
 ) -> list[SentenceSupport]:
     """Each sentence of `answer` against the quotes it cites (`quotes`: every source shown, by its
     number); a sentence that cites no shown source is checked against all of them. `given`: the
     words the project wrote into the answer (its prefix), which are no claims; `question`: the
     question asked, whose words are claims like any (it only labels what is missing). `language`:
     the answer's and its sources', read from both together when not given (a short quote alone is
-    often identified wrong, and the answer's closed classes are read in its language only)."""
+    often identified wrong, and the answer's closed classes are read in its language only). `titles`:
+    each source's title and headings (`document > section`), which count as its text: an answer
+    naming the document's own subject is no claim the source lacks."""
+    titles = titles or {}
     language = (language or language_of("\n".join([answer, *quotes.values()]))).lower().split("-")[0]
     rules = _rules(language)
     built: dict[tuple, _Evidence] = {}
@@ -1013,11 +1072,12 @@ def check_support(
         cited = [quotes[n] for n in cites if n in quotes]
         plain = _MARKER.sub("", sentence).strip()
         if cited and any(plain in quote for quote in cited):  # verbatim from what it cites: nothing to look up
-            out.append(SentenceSupport(sentence, start, end, cites, [], []))
+            out.append(SentenceSupport(sentence, start, end, cites, [], [], matched=plain))
             continue
-        everything = evidence(*quotes.values())
-        contradicted, absent, worked = _check(
-            _tokens(sentence, rules), evidence(*cited) if cited else everything, evidence(*given)
+        everything = evidence(*quotes.values(), *titles.values())
+        headed = [*cited, *(titles[n] for n in cites if titles.get(n))]  # a document's title counts as its text
+        contradicted, absent, worked, matched = _check(
+            _tokens(sentence, rules), evidence(*headed) if cited else everything, evidence(*given)
         )
         both = contradicted + absent
         out.append(
@@ -1031,6 +1091,7 @@ def check_support(
                 [text for text, held in both if held and held(everything)],
                 [text for text, held in both if held and held(evidence(question))],
                 worked,
+                matched,
             )
         )
     return out
