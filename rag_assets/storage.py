@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -86,20 +87,92 @@ def write_parquet(path: AnyPath, table: pa.Table | pd.DataFrame) -> AnyPath:
 
 
 RECORD_LIMIT = 64 * 1024  # bytes: a record a command writes into the data dir is a few hundred
+RECORD_DEPTH = 16  # levels of nesting: a record holds a few, a crafted one 60,000 (past the parser's recursion)
 
 
-def read_record(path: AnyPath) -> dict | None:
-    """A small JSON object a command wrote into the data dir (its choices), None when there is
-    none; ValueError when it is larger than RECORD_LIMIT or not a JSON object, OSError when it
-    cannot be read."""
-    if not path.is_file():
-        return None
-    if path.stat().st_size > RECORD_LIMIT:
-        raise ValueError(f"larger than {RECORD_LIMIT:,} bytes")
-    record = json.loads(path.read_text(encoding="utf-8"))
+class RecordError(ValueError):
+    """A record that cannot be read as one: the message names the file and why, in one line."""
+
+
+class NotAFile(RecordError):
+    """What stands at a record's place is no regular file (a folder, a FIFO, a device, a dangling link)."""
+
+
+_JSON_TYPES = {
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+}
+_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+
+
+def read_record(path: AnyPath, fields: dict[str, type | tuple[type, ...]] | None = None, limit: int = RECORD_LIMIT):
+    """A JSON object a command wrote into the data dir (models.json, served.json, dataset.json, a
+    probe record), read one way for all of them: None when nothing is there (no file, no link);
+    NotAFile when something else is (a folder, a FIFO, a device, a link to nothing: opened without
+    blocking, never waited on or read from); RecordError when it is larger than `limit` bytes, nested
+    deeper than RECORD_DEPTH, not a JSON object, or holds one of `fields` as another type."""
+    if is_remote(path):
+        if not path.exists():
+            return None
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)
+    else:
+        data = _read_file(Path(path), limit)
+        if data is None:
+            return None
+    if len(data) > limit:
+        raise RecordError(f"{path} cannot be read: it is larger than {limit:,} bytes")
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise RecordError(f"{path} cannot be read: it is nested too deeply") from None
+    except ValueError:  # UnicodeDecodeError included
+        raise RecordError(f"{path} cannot be read: it is not JSON") from None
     if not isinstance(record, dict):
-        raise ValueError("not a JSON object")
+        raise RecordError(f"{path} cannot be read: it is not a JSON object")
+    if _depth(record) > RECORD_DEPTH:
+        raise RecordError(f"{path} cannot be read: it is nested too deeply")
+    for name, kind in (fields or {}).items():
+        value = record.get(name)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool)):
+            names = " or ".join(_JSON_TYPES[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise RecordError(f"{path} cannot be read: {name} is not {names}")
     return record
+
+
+def _read_file(path: Path, limit: int) -> bytes | None:
+    """Up to `limit` + 1 bytes of the regular file at `path`; None when nothing is there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise NotAFile(f"{path} cannot be read: it is a link to nothing ({os.readlink(path)})") from None
+        return None
+    except OSError as exc:
+        raise NotAFile(f"{path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotAFile(f"{path} cannot be read: it is {_KINDS.get(stat.S_IFMT(mode), 'no file')}, not a file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def _depth(value) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (1: a flat object), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack += [(child, level + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def read_parquet(path: AnyPath, columns: list[str] | None = None) -> pa.Table:

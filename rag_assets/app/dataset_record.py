@@ -22,15 +22,12 @@ def recorded(layout: DataDir) -> Path | None:
     """The dataset recorded in the data dir, None when there is none yet."""
     path = layout.dataset_record
     try:
-        if not path.exists() and not path.is_symlink():
-            return None
-        if not path.is_file():
-            raise OSError(f"{path} is not a file")
-        return Path(json.loads(path.read_text(encoding="utf-8"))["dataset"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DatasetMismatch(
-            f"{path} cannot be read ({type(exc).__name__}): give --dataset DIR --switch-dataset to record it again"
-        ) from None
+        record = storage.read_record(path, fields={"dataset": str})
+        if record is not None and not record.get("dataset"):
+            raise storage.RecordError(f"{path} cannot be read: it names no dataset")
+    except (OSError, storage.RecordError) as exc:
+        raise DatasetMismatch(f"{exc}: give --dataset DIR --switch-dataset to record it again") from None
+    return Path(record["dataset"]) if record is not None else None
 
 
 def bundled() -> Path:

@@ -28,6 +28,16 @@ def refusing(*errors: type[BaseException], hint: str = ""):
         raise CommandError(f"{exc}{hint}") from None
 
 
+def printable(text: str, lines: bool = False) -> str:
+    """`text` from outside (a record in the data dir, an endpoint's answer or error) as it may reach a
+    terminal: every character that is not printable (an ANSI escape, a carriage return, a bidi
+    override, a newline unless `lines`) written as its escape, so it cannot recolour, move the cursor
+    or forge a line."""
+    return "".join(
+        c if c.isprintable() or (lines and c in "\n\t") else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 # --- values checked as they are parsed -------------------------------------------------------
 
 
@@ -339,7 +349,18 @@ def settings_of(args: argparse.Namespace, dataset, served: bool = False, **given
             from rag_assets.app import corpus_models
 
             defaults = defaults.replace(**corpus_models.read(DataDir(args.data_dir)))
-        return defaults.replace(**from_options, **given, postgres=postgres)
+        settings = defaults.replace(**from_options, **given, postgres=postgres)
+    installed(settings.model_names)
+    return settings
+
+
+def installed(models: list[str]) -> None:
+    """Every packaged model the command loads is installed; refused with the command that installs it."""
+    from rag_assets.retrieval.packaged import missing
+
+    for model in models:
+        if why := missing(model):
+            raise CommandError(why)
 
 
 def _instance_url(args: argparse.Namespace) -> str | None:

@@ -152,7 +152,10 @@ class LocalEmbedder:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(self.path), device="cpu")
+            try:
+                self._model = SentenceTransformer(str(self.path), device="cpu")
+            except Exception as exc:  # weights that are no model: whatever the loader says, in one line
+                raise ValueError(f"{self.path} cannot be loaded as a model ({type(exc).__name__})") from None
         return self._model
 
     @property

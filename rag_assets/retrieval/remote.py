@@ -57,6 +57,7 @@ PROBE_TOLERANCE = 1e-4
 MAX_DIM = 16_384
 MAX_RESPONSE_BYTES = 64 << 20  # an embeddings answer of 2,048 texts of 1,024 floats is about 40 MiB
 BYTES_PER_VECTOR = MAX_DIM * 24  # a vector as JSON, at most: what an answer for n texts may need
+PROBE_RECORD_BYTES = len(PROBE) * BYTES_PER_VECTOR + (64 << 10)  # a probe's vectors and its settings
 RETRIED = {408, 409, 425, 429, 500, 502, 503, 504}
 BACKOFF_S = 0.5
 SHOWN = 160  # characters of an error body shown
@@ -227,14 +228,19 @@ def _record_path(records: Path | None, *parts: str) -> Path | None:
 
 
 def _recorded(path: Path | None) -> dict | None:
-    """A probe record, or None where there is none or it cannot be read (it is then written anew)."""
-    if path is None or not path.exists():
+    """A probe record, or None where there is none or what is there is no probe record (it is then
+    written anew); EndpointError where something that is no file stands in its place."""
+    if path is None:
         return None
     try:
-        kept = json.loads(path.read_text())
-        return kept if isinstance(kept, dict) and isinstance(kept.get("identity"), str) else None
-    except (OSError, ValueError):
+        kept = storage.read_record(path, {"identity": str, "setting": dict, "answer": list}, PROBE_RECORD_BYTES)
+        if kept is not None:
+            np.asarray(kept["answer"], dtype=np.float64)  # numbers in a regular shape, or no record
+    except storage.NotAFile as exc:
+        raise EndpointError(f"{exc}: remove it, and the probe is recorded anew") from None
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):
         return None
+    return kept if kept is not None and isinstance(kept.get("identity"), str) else None
 
 
 class _Probed:

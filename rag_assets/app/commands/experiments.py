@@ -294,24 +294,25 @@ def _windows(experiment, dataset) -> list[str]:
         if embedder.kind == "url" and not embedder.spec.tokenizer:
             out.append(f"  {chunker.name} x {embedder.name}: window unknown (its tokenizer is behind its endpoint)")
             continue
+        where = f" ({experiment.path}:{embedder.line}: embedder {embedder.name})"
         if embedder.name not in models:
             from rag_assets.retrieval.packaged import ModelMissing
             from rag_assets.retrieval.remote import EndpointError, Tokenizer
 
             local = embedder.kind != "url"
-            where = f" ({experiment.path}:{embedder.line}: embedder {embedder.name})"
             with refusing(ModelMissing, EndpointError, OSError, ValueError, hint=where):
                 models[embedder.name] = embedders.make(embedder.spec) if local else Tokenizer(embedder.spec.tokenizer)
         model = models[embedder.name]
         unit = getattr(chunker.spec, "unit", "characters")
         key = (chunker.name, embedder.name if unit == "tokens" else "")
-        if key not in chunked:
-            chunked[key] = chunk_arm(documents, chunker, counter_of(model)).indexed["text"].tolist()
-        texts = chunked[key]
-        if model.window is None:
-            out.append(f"  {chunker.name} x {embedder.name}: window unknown")
-            continue
-        over = int((model.count_tokens(texts) > model.window).sum())
+        with refusing(OSError, ValueError, hint=where):  # a folder without a tokenizer or a window loads its weights
+            if key not in chunked:
+                chunked[key] = chunk_arm(documents, chunker, counter_of(model)).indexed["text"].tolist()
+            texts = chunked[key]
+            if model.window is None:
+                out.append(f"  {chunker.name} x {embedder.name}: window unknown")
+                continue
+            over = int((model.count_tokens(texts) > model.window).sum())
         out.append(f"  {chunker.name} x {embedder.name}: {over} of {len(texts)} over {model.window} tokens")
     return out
 

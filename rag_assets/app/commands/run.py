@@ -22,6 +22,7 @@ from rag_assets.app.options import (
     count,
     dataset_of,
     experiment_of,
+    installed,
     megabytes,
     refusing,
     settings_of,
@@ -312,6 +313,7 @@ def _models_for_corpus(settings: Settings, layout, report):
     corpus's language shares) (retrieval.model_choice); models that were named are kept, and one
     not trained on a part of the corpus is warned about, here and in the summary with its chunks
     over the window. The choice and why are printed, and go into the embeddings' metadata."""
+    from rag_assets.catalog import model_names
     from rag_assets.retrieval import model_choice
 
     snapshot = layout.read_table("corpus_snapshot")
@@ -326,6 +328,7 @@ def _models_for_corpus(settings: Settings, layout, report):
                 print(f"warning: {line}", file=sys.stderr)
         return settings, model_choice.Choice(settings.models, settings.model_choice), shares
     choice = model_choice.choose(shares)
+    installed(model_names(choice.models))  # a multilingual corpus chooses a model with a package of its own
     print(f"embedding models: {choice.models} ({choice.reason}; --models names others)")
     return settings.replace(models=choice.models, model_choice=choice.reason), choice, shares
 
