@@ -1,12 +1,14 @@
-"""The runs other IR tools read: exported as TREC files, evaluated by ranx, they give back our
-own figures (to 1e-9), with the mappings docs/pipeline.md states."""
+"""The runs other IR tools read: exported as TREC files and loaded as written (no
+`make_comparable`, no rescale), ranx and trec_eval's own measures (pytrec_eval) give back our
+figures to 1e-9, with the mappings docs/pipeline.md states."""
 
 import functools
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TINY_DOCS, TINY_QUESTIONS, write_dataset
+import pytrec_eval
+from conftest import TINY_DOCS, TINY_QUESTIONS, WordOverlapScorer, write_dataset
 from ranx import Qrels, Run, evaluate
 
 from rag_assets.app.cli import main
@@ -21,17 +23,23 @@ from rag_assets.retrieval.lexical import BM25Index
 from rag_assets.retrieval.search import ChunkIndex, run_queries
 
 KS = (1, 4, 8, 20)
+# our (metric, k) -> (ranx's name, trec_eval's)
+NEEDLE = {**{("recall", k): (f"hit_rate@{k}", f"success_{k}") for k in KS}, ("mrr", None): ("mrr", "recip_rank")}
+GRADED = {("ndcg", 10): ("ndcg@10", "ndcg_cut_10"), ("doc_recall", 100): ("recall@100", "recall_100")}
+TREC_EVAL_MEASURES = {"success.1,4,8,20", "recip_rank", "ndcg_cut.10", "recall.100"}
 
 
 @functools.cache
 def _embedder() -> LocalEmbedder:
-    """One encoder for the module: the default int8 one (the figures compared are ours and
-    ranx's on the same runs, whichever model ranked them)."""
+    """One encoder for the module: the default int8 one (the figures compared are ours and the
+    tools' on the same runs, whichever model ranked them)."""
     return packaged.embedder(DEFAULT_EMBEDDER)
 
 
-def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*(f"hit_rate@{k}" for k in KS), "mrr")):
-    """(our metric table, the exported qrels, and per retriever the exported run's per-query ranx scores)."""
+def ours_and_tools(snapshot, truth, out, strategy="E", level="chunks", metrics=NEEDLE, rerank_only=None):
+    """(our figures by (retriever, metric, k); per retriever, ranx's and trec_eval's per-query scores of the exported
+    files, as DataFrames indexed by query id with a column per metric of ours). `rerank_only`: query ids a reranker
+    scores, as the LLM reranker scores a sample."""
     chunks = chunk_corpus(snapshot, STRATEGIES[strategy])
     embedder = _embedder()
     index = ChunkIndex(
@@ -42,21 +50,28 @@ def ours_and_ranx(snapshot, truth, out, strategy="E", level="chunks", metrics=(*
         BM25Index.build(chunks["text"].tolist()),
     )
     queries = truth[["query_id", "query"]]
-    runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)))
+    rerankers, limits = ([WordOverlapScorer()], {"rerank": rerank_only}) if rerank_only else ((), None)
+    vectors = embedder.encode(queries["query"].tolist())
+    runs = run_queries(index, queries, vectors, np.zeros(len(queries)), rerankers, rerank_queries=limits)
     table = metric_tables.metric_table(metric_tables.query_hits(runs, {strategy: chunks}, truth), {})
     trec.export(runs, trec.holders_of({strategy: chunks}, truth), truth, out)
-    qrels = Qrels.from_file(str(out / f"qrels.{strategy}.{level}.txt"), kind="trec")
-    scores = {
-        r: evaluate(
-            qrels,
-            Run.from_file(str(out / f"{strategy}.{r}.{level}.run"), kind="trec"),
-            list(metrics),
-            return_mean=False,
-            make_comparable=True,
-        )
-        for r in ("dense", "bm25", "hybrid")
-    }
-    return table, qrels, scores
+    scores = {}
+    for r in sorted(set(runs["retriever"])):
+        run_file, own_qrels = out / f"{strategy}.{r}.{level}.run", out / f"qrels.{strategy}.{r}.{level}.txt"
+        qrels_file = own_qrels if own_qrels.exists() else out / f"qrels.{strategy}.{level}.txt"
+        qrels, run = Qrels.from_file(str(qrels_file), kind="trec"), Run.from_file(str(run_file), kind="trec")
+        by_ranx = evaluate(qrels, run, [name for name, _ in metrics.values()], return_mean=False)
+        with open(qrels_file) as q, open(run_file) as f:
+            by_trec_eval = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q), TREC_EVAL_MEASURES).evaluate(
+                pytrec_eval.parse_run(f)
+            )
+        labels = [f"{m}@{k}" for m, k in metrics]
+        scores[r] = {
+            "ranx": pd.DataFrame([by_ranx[name] for name, _ in metrics.values()], labels, list(qrels.keys())).T,
+            "trec_eval": pd.DataFrame(by_trec_eval).loc[[name for _, name in metrics.values()]].set_axis(labels).T,
+        }
+    ours = {(r.retriever, r.metric, None if pd.isna(r.k) else int(r.k)): r.value for r in table.itertuples()}
+    return ours, scores
 
 
 def test_exported_runs_give_back_our_recall_and_mrr_on_the_bundled_corpus(tmp_path):
@@ -64,34 +79,53 @@ def test_exported_runs_give_back_our_recall_and_mrr_on_the_bundled_corpus(tmp_pa
     records, _ = gt.read_questions(BUNDLED_DATASET / "questions.jsonl")
     truth = gt.sample(gt.validate(records, snapshot)[0], gt.Sample())
     truth = truth[truth["kind"] == "answerable"].reset_index(drop=True)
-    table, qrels, scores = ours_and_ranx(snapshot, truth, tmp_path)
-    ours = table.set_index(["retriever", "metric", "k"])["value"]
-    judged = set(qrels.to_dict())  # questions with a relevant chunk; the destroyed ones have no qrels line
-    share = len(judged) / truth["query_id"].nunique()
-    assert 0.95 < share < 1  # E destroys a few answers: the mapping is exercised, not assumed
-    for retriever, per_query in scores.items():
-        for k in KS:
-            ranx_mean = float(np.mean([v for q, v in zip(qrels.keys(), per_query[f"hit_rate@{k}"]) if q in judged]))
-            assert ours[(retriever, "recall", k)] == pytest.approx(ranx_mean * share, abs=1e-9), (retriever, k)
-        mrr = ours.xs("mrr", level="metric").loc[retriever].iloc[0]
-        assert mrr == pytest.approx(float(np.mean(per_query["mrr"])) * share, abs=1e-9)
+    assert truth["question_id"].is_unique  # one phrasing each: our figures are the tools' plain means
+    ours, scores = ours_and_tools(snapshot, truth, tmp_path)
+    qrels = [line.split() for line in (tmp_path / "qrels.E.chunks.txt").read_text().splitlines()]
+    nothing = sorted(q for q, _, item, _ in qrels if item == trec.NOTHING_RELEVANT)
+    assert 0 < len(nothing) < 0.05 * len(truth)  # E destroys a few answers: they are judged and count as misses
+    for retriever, by_tool in scores.items():
+        for tool, per_query in by_tool.items():
+            assert sorted(per_query.index) == sorted(truth["query_id"]), (tool, retriever)  # every question, once
+            assert (per_query.loc[nothing] == 0).all().all()
+            for metric, k in NEEDLE:
+                assert ours[(retriever, metric, k)] == pytest.approx(per_query[f"{metric}@{k}"].mean(), abs=1e-9), (
+                    tool,
+                    retriever,
+                    metric,
+                    k,
+                )
 
 
-def test_several_phrasings_average_by_question_then_over_questions(tmp_path):
-    dataset = write_dataset(tmp_path / "dataset", TINY_DOCS, TINY_QUESTIONS)
+def test_phrasings_average_by_question_nothing_retrieved_is_a_miss_and_a_sample_has_its_qrels(tmp_path):
+    """A Bulgarian phrasing shares no word with the English corpus: BM25 retrieves nothing for it. A
+    reranker that scores a sample of the queries has its own qrels."""
+    questions = [
+        {**q, "phrasings": [*q["phrasings"], "Накъде трябва да сочи входящият клапан?"]} if q["id"] == "q-valve" else q
+        for q in TINY_QUESTIONS
+    ]
+    dataset = write_dataset(tmp_path / "dataset", TINY_DOCS, questions)
     snapshot = corpus.snapshot(dataset / "documents")
     records, _ = gt.read_questions(dataset / "questions.jsonl")
     truth = gt.validate(records, snapshot)[0]
     truth = truth[truth["kind"] == "answerable"].reset_index(drop=True)
-    assert truth["question_id"].value_counts()["q-valve"] == 2  # two phrasings
-    table, qrels, scores = ours_and_ranx(snapshot, truth, tmp_path / "out", strategy="C")
-    ours = table.set_index(["retriever", "metric", "k"])["value"]
+    assert truth["question_id"].value_counts()["q-valve"] == 3  # three phrasings
+    sample = set(truth["query_id"][::2])  # a reranker that scores a sample, as the LLM reranker does
+    ours, scores = ours_and_tools(snapshot, truth, tmp_path / "out", strategy="C", rerank_only=sample)
+    assert (tmp_path / "out" / "qrels.C.rerank.chunks.txt").exists()  # the sample's own qrels
+    assert not (tmp_path / "out" / "qrels.C.hybrid.chunks.txt").exists()
+    empty = [line for line in (tmp_path / "out" / "C.bm25.chunks.run").read_text().splitlines() if "NOTHING" in line]
+    assert len(empty) == 1 and empty[0].split()[2] == trec.NOTHING_RETRIEVED
     question_of = dict(zip(truth["query_id"], truth["question_id"]))
-    for retriever, per_query in scores.items():
-        for k in KS:
-            by_query = pd.Series(per_query[f"hit_rate@{k}"], index=list(qrels.keys()))
-            by_question = by_query.groupby(by_query.index.map(question_of)).mean().mean()
-            assert ours[(retriever, "recall", k)] == pytest.approx(by_question, abs=1e-9)
+    assert set(scores) == {"dense", "bm25", "hybrid", "rerank"}
+    for retriever, by_tool in scores.items():
+        for tool, per_query in by_tool.items():
+            asked = sample if retriever == "rerank" else set(truth["query_id"])
+            assert sorted(per_query.index) == sorted(asked), (tool, retriever)
+            by_question = per_query.groupby(per_query.index.map(question_of)).mean().mean()
+            for metric, k in NEEDLE:
+                assert ours[(retriever, metric, k)] == pytest.approx(by_question[f"{metric}@{k}"], abs=1e-9)
+    assert ours[("bm25", "recall", 20)] < 1  # the query BM25 retrieved nothing for is a miss in every figure
 
 
 @pytest.mark.parametrize("strategy", ["doc", "C"])
@@ -100,12 +134,10 @@ def test_graded_document_runs_give_back_our_ndcg_and_recall_on_the_beir_fixture(
     snapshot = corpus.snapshot(tmp_path / "native" / "documents")
     records, _ = gt.read_questions(tmp_path / "native" / "questions.jsonl")
     truth = gt.validate(records, snapshot)[0]
-    table, qrels, scores = ours_and_ranx(
-        snapshot, truth, tmp_path / "out", strategy, level="documents", metrics=("ndcg@10", "recall@100")
-    )
-    ours = table.set_index(["retriever", "metric", "k"])["value"]
-    assert sorted(qrels.keys()) == sorted(truth["query_id"])  # every graded question judged: no mapping here
-    for retriever, per_query in scores.items():
-        assert ours[(retriever, "ndcg", 10)] == pytest.approx(float(np.mean(per_query["ndcg@10"])), abs=1e-9)
-        assert ours[(retriever, "doc_recall", 100)] == pytest.approx(float(np.mean(per_query["recall@100"])), abs=1e-9)
-    assert {round(float(np.mean(s["ndcg@10"])), 9) for s in scores.values()} != {1.0}  # an imperfect ranking is checked
+    ours, scores = ours_and_tools(snapshot, truth, tmp_path / "out", strategy, level="documents", metrics=GRADED)
+    for retriever, by_tool in scores.items():
+        for tool, per_query in by_tool.items():
+            assert sorted(per_query.index) == sorted(truth["query_id"]), (tool, retriever)
+            for metric, k in GRADED:
+                assert ours[(retriever, metric, k)] == pytest.approx(per_query[f"{metric}@{k}"].mean(), abs=1e-9)
+    assert {round(s["ranx"]["ndcg@10"].mean(), 9) for s in scores.values()} != {1.0}  # an imperfect ranking
