@@ -267,6 +267,16 @@ def test_ask_prints_an_unsupported_sentence_with_what_it_cites_and_what_is_missi
         'UNSUPPORTED: "According to source [1], replace the filter every 250 hours." states what [1] do not: '
         "250 hours (the source says 300 hours)" in (printed)
     )
+    # the source sentence it was read against, whole, for the reader to check the verdict
+    assert '    read against [1]: "Replace the filter every 300 hours of operation."' in printed
+    lm = ScriptedLM("According to source [1], the filter is replaced every 300 hours of operation.")
+    lm.answer_prefix = "According to source ["
+    _print_answer(
+        Answerer(index, chunks, embedder, Generative(lm), threshold=2.0).ask("How often is the filter replaced?")
+    )
+    printed = capsys.readouterr().out
+    assert 'SUPPORTED: "According to source [1], the filter is replaced every 300 hours of operation."\n' in printed
+    assert '    read against [1]: "Replace the filter every 300 hours of operation."' in printed
 
 
 def test_negations_are_read_in_the_texts_own_language_only():

@@ -353,6 +353,7 @@ class Answerer:
                 {c.index: c.quote for c in pointed},
                 (pointed[0].language or language_of(pointed[0].quote)) if pointed else "en",
                 question=result.question,
+                titles={c.index: c.locator_label for c in pointed},  # `document > section`: the source's text too
             )
             result.support = [s.as_dict() for s in support]
             result.supported = all(s.supported for s in support)

@@ -1012,7 +1012,7 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list
     wanted = mine.quantifiers - best.quantifiers
     for t, cls in _quantifiers(tokens, rules):
         if cls in wanted and best.quantifiers:
-            out.append((f"{t.text} (the source says {', '.join(sorted(best.quantifiers))})", None))
+            out.append((f"{t.text} (quantifier: the source says {', '.join(sorted(best.quantifiers))})", None))
             break
         if cls in wanted:
             absent.append((f"{t.text} (a quantifier the source does not use)", None))

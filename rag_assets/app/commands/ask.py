@@ -168,8 +168,7 @@ def print_answer(a) -> None:
         return
     print(a.answer, "\n")
     print_answers_question(a)
-    unsupported = [s for s in a.support if not s["supported"]]
-    for s in unsupported:  # what the sentence cites, and the claims another shown source holds (a wrong [n])
+    for s in a.support:  # every sentence's verdict, the claims off, and the source sentence it was read against
         cited = "[" + "], [".join(map(str, s["cites"])) + "]" if s["cites"] else "its sources"
         elsewhere = (
             f" (another source shown holds {', '.join(s['elsewhere'])}: a wrong citation)" if s["elsewhere"] else ""
@@ -181,8 +180,12 @@ def print_answer(a) -> None:
             said.append(f"states what {cited} do not: {', '.join(s['contradicted'])}")
         if s["not_in_source"]:
             said.append(f"{cited} do not mention: {', '.join(s['not_in_source'])}")
-        print(f'{s["verdict"]}: "{s["text"]}" {"; ".join(said)}{elsewhere}{asked}')
-    if unsupported:
+        if s.get("worked"):
+            said.append(f"worked out from {cited}: {'; '.join(s['worked'])}")
+        print(f'{s["verdict"]}: "{s["text"]}" {"; ".join(said)}{elsewhere}{asked}'.rstrip())
+        if s.get("matched"):
+            print(f'    read against {cited}: "{s["matched"]}"')
+    if a.support:
         print()
     judged = [s for s in a.support if "judge" in s]
     if judged:
