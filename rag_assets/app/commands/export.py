@@ -82,7 +82,8 @@ def _experiment_runs(layout, args):
     if not found:
         which = f"configuration {args.config!r}" if args.config else "configuration"
         raise CommandError(
-            f"no {which} of an experiment is materialised in {layout.root}: `rag-assets run --experiment`"
+            f"no {which} of an experiment is materialised in {layout.root}: "
+            f"`rag-assets run --data-dir {layout.root} --experiment`"
         )
     with refusing(FileNotFoundError, OSError, hint=_first_run(args)):
         truth = layout.read_table("ground_truth")
@@ -111,7 +112,7 @@ def drafted_questions(args: argparse.Namespace) -> int:
     if table.empty:
         raise CommandError(
             "this data dir evaluated a written question set: nothing was drafted "
-            "(`rag-assets run --questions drafted` drafts one)"
+            f"(`rag-assets run --data-dir {layout.root} --questions drafted` drafts one)"
         )
     records = drafted_records(table)
     out = Path(args.out)
