@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -421,7 +422,11 @@ def keys_and_secrets(lab: Lab, tmp: Path) -> None:
                 g,
                 "/readyz with the database gone",
                 lambda: (
-                    r.status_code == 503 and "SELECT" not in r.text and "[SQL" not in r.text and "pw" not in r.text,
+                    r.status_code == 503
+                    and "SELECT" not in r.text
+                    and "[SQL" not in r.text
+                    and "pw" not in r.text
+                    and url.rsplit(":", 1)[1] not in r.text,  # no port: /readyz asks no key
                     r.text[:150],
                 ),
             )
@@ -792,6 +797,264 @@ def secrets_and_records(lab: Lab, tmp: Path) -> None:
     )
 
 
+def peak(*args: str, timeout: float = 150, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+    """`cli`, with the seconds it took and its peak resident memory in MB (the kernel's count at exit)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        process = subprocess.Popen([*CLI, *args], stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        killer = threading.Timer(timeout, process.kill)
+        killer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        killer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        took = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        texts = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    return subprocess.CompletedProcess(args, process.returncode, *texts), took, usage.ru_maxrss / 1024
+
+
+def parsed(done: subprocess.CompletedProcess) -> dict:
+    """What `ask --json` printed (an answer that failed too), or {} where it printed no JSON object."""
+    try:
+        value = json.loads(done.stdout)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def wire_and_state(lab: Lab, tmp: Path) -> None:
+    """Bounds on the wire (headers dripped, a gzip bomb, two encodings) for every endpoint call, keys
+    echoed by endpoints, the gate and the slot of a 504, errors that could show a file or an address,
+    and state that could lie. Every output is kept, and the keys placed in the environment are
+    counted in all of it last."""
+    g = "wire and state"
+    keys = {
+        "RAG_ASSETS_GENERATOR_KEY": "sk-hostile-generator-4471",
+        "RAG_ASSETS_JUDGE_KEY": "sk-hostile-judge-4471",
+        "RAG_ASSETS_KEY_EMBEDDINGS": "sk-hostile-embeddings-4471",
+    }
+    outputs: list[str] = []  # every stdout, stderr, response body and log of this group
+
+    def watched(*args: str, **kwargs):
+        done, took, mb = peak(*args, **kwargs)
+        outputs.extend([done.stdout, done.stderr])
+        return done, took, mb
+
+    def kept(*args: str, **kwargs):
+        done = cli(*args, **kwargs)
+        outputs.extend([done.stdout, done.stderr])
+        return done
+
+    with misbehaving_endpoint() as base:
+
+        def embedder(model: str) -> Path:
+            path = tmp / f"wire-{model}.yaml"
+            path.write_text(
+                f"chunkers: [E]\nembedders:\n  e: {{url: '{base}', model: {model}, "
+                "key_env: RAG_ASSETS_KEY_EMBEDDINGS}\n"
+            )
+            return path
+
+        _, _, without = watched("check", *lab.where, "--experiment", str(embedder("good")), env=keys)
+        for model, words in (("driphead", "within"), ("bomb", "more than"), ("gzip2", "gzip, gzip")):
+            done, took, mb = watched("check", *lab.where, "--experiment", str(embedder(model)), env=keys)
+            case(
+                g,
+                f"check, an embedding endpoint answering {model}",
+                lambda d=done, w=words, t=took, m=mb: (
+                    refused(d, w)[0] and t < 60 and m < without + 200,
+                    refused(d)[1] + f" ({t:.1f} s, peak {m:.0f} MB; {without:.0f} MB for a good endpoint)",
+                ),
+            )
+        for model, words in (("driphead", "within"), ("bomb", "more than")):
+            path = tmp / f"wire-rerank-{model}.yaml"
+            path.write_text(
+                "chunkers: [E]\nembedders: [minilm]\nrerankers:\n"
+                f"  r: {{url: '{base.removesuffix('/v1')}', model: {model}}}\n"
+            )
+            done, took, mb = watched("check", *lab.where, "--experiment", str(path), env=keys)
+            case(
+                g,
+                f"check, a reranker answering {model}",
+                lambda d=done, w=words, t=took, m=mb: (
+                    refused(d, w)[0] and t < 60,
+                    refused(d)[1] + f" ({t:.1f} s, peak {m:.0f} MB)",
+                ),
+            )
+
+        def generated(model: str, *extra: str):
+            generator = ["--generator-url", base, "--generator-model", model, "--generator-timeout", "5"]
+            return watched(
+                "ask", *lab.where, *generator, "--answerer", "generate", "--json", *extra, QUESTION, env=keys
+            )
+
+        done, _, without = generated("echokey")
+        answer = parsed(done)
+        case(
+            g,
+            "a generator that echoes its key",
+            lambda d=done: (
+                d.returncode == 0
+                and "[key]" in (answer.get("answer") or "")
+                and keys["RAG_ASSETS_GENERATOR_KEY"] not in d.stdout,
+                f"rc {d.returncode}, answer {answer.get('answer')!r}"[:150],
+            ),
+        )
+        for model in ("driphead", "bomb", "gzip2"):
+            done, took, mb = generated(model)
+            failure = parsed(done).get("failure")
+            case(
+                g,
+                f"a generator answering {model}",
+                lambda d=done, f=failure, t=took, m=mb: (
+                    bool(f) and "Traceback" not in d.stderr and t < 60 and m < without + 200,
+                    f"rc {d.returncode}, failure: {f} ({t:.1f} s, peak {m:.0f} MB; {without:.0f} MB echoing)",
+                ),
+            )
+
+        def judged(model: str):
+            judge = ["--judge-url", base, "--judge-model", model, "--generator-timeout", "3"]
+            return watched("ask", *lab.where, *judge, "--json", QUESTION, env=keys)
+
+        done, took, _ = judged("driphead")
+        verdicts = [str((s.get("judge") or {}).get("verdict")) for s in parsed(done).get("support") or []]
+        case(
+            g,
+            "a judge whose headers drip",
+            lambda d=done, t=took: (
+                d.returncode == 0 and verdicts and all(v.startswith("failed") for v in verdicts) and t < 60,
+                f"rc {d.returncode}, {verdicts} ({t:.1f} s)",
+            ),
+        )
+        done, _, _ = judged("echokey")
+        case(
+            g,
+            "a judge that echoes its key: ask",
+            lambda d=done: (
+                d.returncode == 0 and "[key]" in d.stdout and keys["RAG_ASSETS_JUDGE_KEY"] not in d.stdout,
+                f"rc {d.returncode}, {d.stdout.count('[key]')} masked",
+            ),
+        )
+        log = tmp / "judged-serve.log"
+        judge = ["--judge-url", base, "--judge-model", "echokey", "--generating", "1", "--queue", "0"]
+        judged_serve = serving(lab, "--answerers", "extractive", *judge, log=log, env={**os.environ, **keys})
+        with judged_serve as (served, _), ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda _: ask(served, lab.key, {"question": QUESTION}), range(4)))
+        outputs.extend([a.text for a in answers] + [log.read_text()])
+        codes = sorted(a.status_code for a in answers)
+        case(
+            g,
+            "serve with a judge: 4 extractive asks at once, 1 slot, no queue",
+            lambda: (codes.count(429) >= 1 and 200 in codes, f"codes {codes}"),
+        )
+        case(
+            g,
+            "serve with a judge that echoes its key",
+            lambda: (
+                not any(keys["RAG_ASSETS_JUDGE_KEY"] in a.text for a in answers),
+                f"{sum('[key]' in a.text for a in answers)} masked",
+            ),
+        )
+        two = write_dataset(tmp / "twofaced", TINY_DOCS)
+        (two / "experiment.yaml").write_text(f"chunkers: [C]\nembedders:\n  e: {{url: '{base}', model: twofaced}}\n")
+        done = kept("run", "--dataset", str(two), "--data-dir", str(tmp / "twofaced-data"), "--experiment", timeout=900)
+        case(
+            g,
+            "an endpoint that answers probes with one model and batches with another: run",
+            lambda: (
+                done.returncode == 1 and "not from the model its probe identifies" in done.stderr,
+                f"rc {done.returncode}: {done.stderr.strip().splitlines()[-1][:150] if done.stderr.strip() else ''}",
+            ),
+        )
+    with misbehaving_endpoint(seed="driphead") as base:
+        done, took, _ = watched(
+            "ask",
+            *lab.where,
+            "--generator-url",
+            base,
+            "--generator-model",
+            "flaky",
+            "--generator-timeout",
+            "5",
+            QUESTION,
+            env=keys,
+        )
+        case(
+            g,
+            "a generator whose /models drips its headers",
+            lambda d=done, t=took: (refused(d, "cannot reach")[0] and t < 60, refused(d)[1] + f" ({t:.1f} s)"),
+        )
+    port = free_port()
+    command = [*CLI, "serve-model", "--port", str(port), "--queue", "0", "--timeout", "0.5"]
+    chat = {
+        "model": "smollm2-135m-instruct",
+        "messages": [{"role": "user", "content": "Count to 500."}],
+        "max_tokens": 4,
+    }
+    with started(command, f"http://127.0.0.1:{port}/v1/models"):
+        first, second = (
+            httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=chat, timeout=60) for _ in "12"
+        )
+        codes = (first.status_code, second.status_code)
+    case(
+        g, "serve-model: the request after a 504, while its decoding goes on", lambda: (codes == (504, 429), f"{codes}")
+    )
+    wrong = tmp / "credentials"
+    wrong.write_text("aws_access_key_id = AKIAHOSTILE4471\naws_secret_access_key = hostile/secret/4471\n")
+    wrong.chmod(0o600)
+    done = kept("ask", *lab.where, "--instance-postgres-file", str(wrong), QUESTION)
+    case(
+        g,
+        "--instance-postgres-file, a file of cloud credentials",
+        lambda: (refused(done, "postgresql://")[0] and "4471" not in done.stderr + done.stdout, refused(done)[1]),
+    )
+    preface = "This edition was prepared from the translator's notes and checked against the original. "
+    russian = "Насос следует устанавливать на ровной поверхности, впускные клапаны должны смотреть на север. "
+    mixed = write_dataset(
+        tmp / "mixed", {**TINY_DOCS, "book.md": (preface * 60)[:5200] + "\n\n" + (russian * 500)[:46_000]}
+    )
+    done = kept(
+        "run",
+        "--dataset",
+        str(mixed),
+        "--data-dir",
+        str(tmp / "mixed-data"),
+        "--strategies",
+        "E",
+        "--no-llm",
+        timeout=900,
+    )
+    said = next((line for line in done.stdout.splitlines() if "Russian" in line or "English 100" in line), "")
+    case(
+        g,
+        "5,200 English characters before 46,000 Russian",
+        lambda: (done.returncode == 0 and "Russian" in said, said[:150] or f"rc {done.returncode}"),
+    )
+    with serving(lab, "--answerers", "extractive") as (served, _):
+        before = ask(served, lab.key, {"question": QUESTION, "strategy": "C"}).status_code
+        built = kept("run", *lab.where, "--strategies", "C", "--no-llm", timeout=900)
+        deadline = time.time() + 60
+        while (after := ask(served, lab.key, {"question": QUESTION, "strategy": "C"}).status_code) != 200:
+            if time.time() > deadline:
+                break
+            time.sleep(0.5)
+    case(
+        g,
+        "serve, a strategy materialised after it started",
+        lambda: (
+            before == 503 and built.returncode == 0 and after == 200,
+            f"{before}, run rc {built.returncode}, then {after}",
+        ),
+    )
+    counts = {name: sum(text.count(key) for text in outputs) for name, key in keys.items()}
+    case(
+        g,
+        f"the keys placed in the environment, in {len(outputs)} outputs",
+        lambda: (not any(counts.values()), ", ".join(f"{name}: {n}" for name, n in counts.items())),
+    )
+
+
 GROUPS = {
     "load": load_and_admission,
     "requests": bad_requests,
@@ -800,6 +1063,7 @@ GROUPS = {
     "experiment": experiment_file,
     "smaller": smaller,
     "records": secrets_and_records,
+    "wire": wire_and_state,
 }
 
 

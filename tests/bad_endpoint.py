@@ -43,7 +43,10 @@ SLOW_S = 5
 ECHO_S = 1  # echokey takes its time: answers that wait on it overlap
 DRIP_S = 0.5
 BOMB_MIB = 1024
-MODELS = ("slow", "empty", "cut", "garbage", "flaky", "drip", "huge", "choices5", "list5", "message5", "echokey")
+MODELS = (
+    *("slow", "empty", "cut", "garbage", "flaky", "drip", "driphead", "huge", "bomb", "gzip2"),
+    *("choices5", "list5", "message5", "echokey"),
+)
 PROBE_TEXT = "The quick brown fox jumps over the lazy dog."  # the first of the embedders' probe texts
 bombs: dict[bytes, bytes] = {}
 seen: set[str] = set()
