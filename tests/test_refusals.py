@@ -554,6 +554,7 @@ NOT_A_RECORD = {
 WRONG_TYPE = {
     "models.json": ('{"models": 7, "reason": "chosen"}', "models is not a string"),
     "dataset.json": ('{"dataset": ["/x"]}', "dataset is not a string"),
+    "served.json": ('{"chosen": ["E+minilm+dense+none"], "retriever": "dense"}', "chosen is not a string"),
 }
 
 

@@ -39,7 +39,8 @@ def configuration(layout: DataDir, config_id: str):
     to choose again when the file or the configuration is gone."""
     from rag_assets.experiment import spec
 
-    path = Path(((_record(layout).get("from") or {}).get("experiment")) or "")
+    experiment = (_record(layout).get("from") or {}).get("experiment")
+    path = Path(experiment if isinstance(experiment, str) else "")
     again = f"choose again with `rag-assets use CONFIG --data-dir {layout.root}`, or delete {layout.root / FILE_NAME}"
     try:
         return path, spec.load(path).configuration(config_id)
@@ -54,6 +55,6 @@ def _record(layout: DataDir) -> dict:
     if layout.remote:
         return {}
     try:
-        return storage.read_record(path) or {}
+        return storage.read_record(path, fields={"retriever": str, "chosen": str, "from": dict}) or {}
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path} cannot be read ({exc}): choose again with `rag-assets use`, or delete it") from None
+        raise ValueError(f"{exc}: choose again with `rag-assets use`, or delete {path}") from None
