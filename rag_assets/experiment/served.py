@@ -11,6 +11,7 @@ A configuration whose result is for other settings, models or documents than now
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -49,6 +50,7 @@ class ServedConfiguration:
     reranker: object | None
     threshold: float
     threshold_source: str
+    model: str  # the query model's packaged name ("" for a folder or an endpoint): its languages are read
 
     @property
     def retriever(self) -> str:
@@ -139,8 +141,9 @@ def open_configuration(
     )
     packaged = getattr(config.embedder.spec, "packaged", None) if config.embedder else gate_model
     gate, source = _threshold(packaged, threshold, query_model)
+    passages = with_titles(chunked.returned, snapshot)
     return ServedConfiguration(
-        config, index, with_titles(chunked.returned, snapshot), chunked.returned_of, query_model, reranker, gate, source
+        config, index, passages, chunked.returned_of, query_model, reranker, gate, source, packaged or ""
     )
 
 
@@ -187,6 +190,7 @@ class ConfigurationAnswerer(Answerer):
             rerankers,
             tenant,
             judge,
+            served.model,
         )
         self.served = served
 
@@ -213,8 +217,6 @@ def answerer(served: ServedConfiguration, lm, answerer: str, budget: int, tenant
     """The answerer `ask` and `serve` build over a served configuration: `extractive` (a sentence of
     its passages) or `generate` (`lm` writes); an LLM reranker scores with `lm` too."""
     if served.reranker is not None and served.config.reranker.kind == "llm":
-        served = ServedConfiguration(
-            **{**served.__dict__, "reranker": rerank.LLMRelevanceReranker(lm, served.reranker.depth)}
-        )
+        served = dataclasses.replace(served, reranker=rerank.LLMRelevanceReranker(lm, served.reranker.depth))
     writer = Extractive(served.embedder) if answerer == "extractive" else Generative(lm, budget)
     return ConfigurationAnswerer(served, writer, served.threshold, tenant, judge)
