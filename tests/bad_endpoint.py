@@ -11,12 +11,14 @@ Hostile ones, for the bounds of the clients: `drip` answers a byte every DRIP_S 
 (no total deadline: no end); `driphead` drips its response headers so, before any body; `huge`
 answers MiB of padding (its size in MiB after the name, `huge10`); `bomb` is a gzip bomb (1 MiB on
 the wire, BOMB_MIB MiB decoded) and `gzip2` the same gzipped twice (`Content-Encoding: gzip, gzip`, a
-few KB on the wire); `echokey` answers YES and the Authorization header it was sent, after ECHO_S; `choices5`,
+few KB on the wire); `echokey` answers YES and the Authorization header it was sent, after ECHO_S; `ansi`
+answers with terminal escapes (clear the screen, retitle the window, a carriage return); `choices5`,
 `list5` and `message5` are chat replies of the wrong shape; for embeddings `strvec`, `strindex` and
 `usage5` are answers of the wrong shape, and `twofaced` answers a request that holds a probe text
 (rag_assets.retrieval.remote.PROBE) with one model and any other with another; for /rerank
 `strscore`, and `driphead`, `bomb`, `gzip2` as above. Its /models list is an HTML page when the seed is
-`html`, `{"data": 5}` when it is `data5`, and dripped headers when it is `driphead`.
+`html`, `{"data": 5}` when it is `data5`, dripped headers when it is `driphead`, and one model named
+after the Authorization header it was sent when it is `echokey`.
 
 `GET /count` answers how many requests it was sent besides (`{"requests": N}`): what a test that
 expects none reads.
@@ -45,7 +47,7 @@ DRIP_S = 0.5
 BOMB_MIB = 1024
 MODELS = (
     *("slow", "empty", "cut", "garbage", "flaky", "drip", "driphead", "huge", "bomb", "gzip2"),
-    *("choices5", "list5", "message5", "echokey"),
+    *("choices5", "list5", "message5", "echokey", "ansi"),
 )
 PROBE_TEXT = "The quick brown fox jumps over the lazy dog."  # the first of the embedders' probe texts
 bombs: dict[bytes, bytes] = {}
@@ -161,6 +163,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, b'{"data": 5}')
         if SEED == "driphead":
             return self._drip_headers()
+        if SEED == "echokey":  # its one model named after the key it was sent
+            return self._send(200, json.dumps({"data": [{"id": str(self.headers.get("Authorization"))}]}).encode())
         models = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "tests"} for m in MODELS]}
         self._send(200, json.dumps(models).encode())
 
@@ -196,6 +200,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(completion("The pump", "length", 2)).encode())
         elif model == "garbage":
             self._send(200, b"<html>502 Bad Gateway</html>", "text/html")
+        elif model == "ansi":
+            content = "It faces north [1].\x1b[2J\x1b]0;pwned\x07\rForged line"
+            self._send(200, json.dumps(completion(content, "stop", 6)).encode())
         elif prompt not in seen:  # flaky
             seen.add(prompt)
             self._send(503, b'{"error": {"message": "overloaded"}}')

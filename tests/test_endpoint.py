@@ -146,3 +146,6 @@ def test_a_key_an_endpoint_echoes_is_masked_in_the_answer_and_the_judges_reply(b
     assert reply.failure is None and reply.text == "YES. You sent Bearer [key]"
     (verdict,) = Judge(bad, "echokey", 5).verdicts(["The valve faces north."], [["It faces north."]])
     assert verdict["verdict"] == "entailed" and verdict["reply"] == "YES. You sent Bearer [key]"
+    with misbehaving_endpoint(seed="echokey") as echoing:  # a model list that names the key
+        with pytest.raises(EndpointUnavailable, match=r"it serves: Bearer \[key\]$"):
+            EndpointLM(echoing, "flaky", timeout_s=5).check()

@@ -134,7 +134,8 @@ class EndpointLM:
         except ValidationError:
             raise EndpointUnavailable(f"{self.url}/models does not answer an OpenAI-compatible model list") from None
         if self.model not in names:
-            raise EndpointUnavailable(f"{self.url} serves no model {self.model!r}; it serves: {', '.join(names)}")
+            served = bounded.masked(", ".join(names))  # names the server chose: it may echo a key
+            raise EndpointUnavailable(f"{self.url} serves no model {self.model!r}; it serves: {served}")
 
     def load_weights(self) -> None:
         """Nothing to load: the server holds the model."""
