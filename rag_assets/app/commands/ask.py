@@ -6,6 +6,8 @@ is missing, stale or unreadable."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 
 from rag_assets.app.options import (
@@ -19,6 +21,7 @@ from rag_assets.app.options import (
     checked_endpoint,
     checked_judge,
     dataset_of,
+    printable,
     question,
     refusing,
     settings_of,
@@ -133,10 +136,13 @@ def command(args: argparse.Namespace) -> int:
         out = {**answer.as_dict(), "embedding_model": embedded_with}
         print(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False))
     else:
-        print_answer(answer)
-        print(f"(embedding model {embedded_with['model']}, {embedded_with['chosen']}; its threshold {source})")
-        if settings.chosen:
-            print(f"(configuration {settings.chosen}, chosen with `rag-assets use`)")
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            print_answer(answer)
+            print(f"(embedding model {embedded_with['model']}, {embedded_with['chosen']}; its threshold {source})")
+            if settings.chosen:
+                print(f"(configuration {settings.chosen}, chosen with `rag-assets use`)")
+        print(printable(shown.getvalue(), lines=True), end="")  # the sources', generator's and judge's words
     return 0
 
 
