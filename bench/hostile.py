@@ -744,6 +744,17 @@ def secrets_and_records(lab: Lab, tmp: Path) -> None:
             done.stdout.strip().splitlines()[-1][:150] if done.stdout.strip() else done.stderr[-150:],
         ),
     )
+    with misbehaving_endpoint() as base:
+        endpoint = ["--generator-url", base, "--generator-model", "ansi", "--answerer", "generate"]
+        done = cli("ask", *lab.where, *endpoint, "--threshold", "1.5", QUESTION)
+    case(
+        g,
+        "a generator answering a screen clear, a window title and a carriage return",
+        lambda: (
+            done.returncode == 0 and not any(c in done.stdout for c in "\x1b\r\x07") and "\\x1b[2J" in done.stdout,
+            f"rc {done.returncode}: " + (done.stdout.strip().splitlines() or [done.stderr[-100:]])[0][:120],
+        ),
+    )
     damages = {
         "nested 30,000 deep": lambda p: p.write_text('{"a": ' + "[" * 30_000 + "]" * 30_000 + "}"),
         "a folder": lambda p: p.mkdir(),
