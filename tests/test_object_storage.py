@@ -1,6 +1,7 @@
 """A data dir on object storage: every kind of file the project writes, through a real S3 API
 (moto's server, started by the tests: servers.py), written whole or not at all."""
 
+import json
 import os
 import signal
 import subprocess
@@ -92,3 +93,18 @@ def test_two_runs_on_one_machine_never_write_to_the_same_bucket_prefix_at_once(b
     missing = ["--data-dir", "s3://no-such-bucket/data", "--instance-postgres", postgres + "/postgres"]
     refused = subprocess.run([*CLI, "ask", "Anything?", *missing], env=env, capture_output=True, text=True)
     assert refused.returncode == 2 and "in a bucket that does not exist or is not visible" in refused.stderr
+
+
+def test_a_record_in_the_bucket_is_read_like_one_on_disk(bucket):
+    record = bucket.root / "models.json"
+    assert storage.read_record(record) is None  # none there: absent
+    storage.write_text(record, '{"models": "minilm", "reason": "chosen"}')
+    assert storage.read_record(record, fields={"models": str}) == {"models": "minilm", "reason": "chosen"}
+    for text, words in [
+        ('{"models": 7}', "models is not a string"),
+        ('{"a": ' + "[" * 30_000 + "]" * 30_000 + "}", "nested too deeply"),
+        (json.dumps({"pad": "x" * 70_000}), "larger than 65,536 bytes"),
+    ]:
+        storage.write_text(record, text)
+        with pytest.raises(storage.RecordError, match=words):
+            storage.read_record(record, fields={"models": str})
