@@ -2,6 +2,7 @@
 its fp32 twin, and switching to it stales the embeddings through the graph."""
 
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -25,11 +26,12 @@ def int8(model_cache, monkeypatch):
     return LocalEmbedder(backend="onnx-int8")
 
 
-def test_built_twice_the_same_file_and_identity_never_the_fp32_one(int8, tmp_path, monkeypatch):
+def test_built_twice_the_same_file_and_identity_never_the_fp32_one(int8, tmp_path, monkeypatch, caplog):
     fp32 = LocalEmbedder()
     assert int8.identity != fp32.identity and int8.identity.startswith(fp32.name + "+onnx-int8@sha256:")
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(tmp_path))  # an empty cache: built again from the weights
     again = LocalEmbedder(backend="onnx-int8")
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]  # a first run's build is quiet
     assert again.onnx_file != int8.onnx_file and again.onnx_file.read_bytes() == int8.onnx_file.read_bytes()
     assert again.identity == int8.identity
     with pytest.raises(ValueError, match="unknown embedder backend 'onnx'"):

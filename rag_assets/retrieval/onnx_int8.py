@@ -12,6 +12,7 @@ modules, as sentence-transformers does.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,13 @@ def check_supported(source: Path) -> None:
     modes = {k for k, v in json.loads(config.read_text()).items() if k.startswith("pooling_mode") and v}
     if modes != {"pooling_mode_mean_tokens"}:
         raise ValueError(f"{source}: pooling {sorted(modes)}; the int8 runner implements mean pooling only")
+
+
+def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
+    """Drop the advice `quantize_dynamic` logs on the root logger, with a URL, on every build: the
+    pre-processing it advises would change the built file (whose sha256 is in the model identity),
+    and a user who sees it on a first run can do nothing about it."""
+    return not record.getMessage().startswith("Please consider")
 
 
 def build(source: Path, out: Path) -> Path:
@@ -77,13 +85,18 @@ def build(source: Path, out: Path) -> Path:
                 opset_version=OPSET,
                 dynamo=False,
             )
-        quantize_dynamic(
-            str(fp32),
-            str(staged),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            extra_options={"DefaultTensorType": 1},  # float32 where shape inference cannot tell
-        )
+        root = logging.getLogger()
+        root.addFilter(_no_preprocessing_advice)
+        try:
+            quantize_dynamic(
+                str(fp32),
+                str(staged),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                extra_options={"DefaultTensorType": 1},  # float32 where shape inference cannot tell
+            )
+        finally:
+            root.removeFilter(_no_preprocessing_advice)
         os.replace(staged, int8)
     finally:
         fp32.unlink(missing_ok=True)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from rag_assets.catalog import DEPTH
 from rag_assets.ingest.access import ALL_TENANTS, Scope, access_by_document, check_tenant
+from rag_assets.progress_bars import Bars
 from rag_assets.retrieval import dense, fusion
 from rag_assets.retrieval.ann import HnswIndex
 from rag_assets.retrieval.embedding import require_identity, text_key, vectors_of
@@ -200,7 +200,8 @@ def run_queries(
 
     Each reranker re-scores the top `reranker.depth` of the `rerank_from` ranking; the rest keeps
     its order. `rerank_queries` limits a reranker (by name) to some query ids: a language-model
-    scorer is too slow on a CPU for every query. `progress(done, total)` follows the queries.
+    scorer is too slow on a CPU for every query. `progress(done, total)` follows the queries (without
+    it, 50 queries or more show a bar, or one line when done where stderr is no terminal).
 
     `tenant` filters before ranking, in every retriever: chunks it may not see are never
     scored, so they cannot reach a result, a fusion or a reranker's shortlist."""
@@ -211,15 +212,9 @@ def run_queries(
     position = {c: i for i, c in enumerate(index.chunk_ids)}
     kinds = {spec.kind for spec in retrievers.values()}
     wide = max([depth] + [spec.depth or depth for spec in retrievers.values() if spec.kind == "hybrid"])
-    rows_of = tqdm(
-        queries.itertuples(),
-        total=len(queries),
-        desc=f"retrieval[{index.strategy}]",
-        unit="query",
-        leave=False,
-        disable=len(queries) < 50 or progress is not None,
-    )
-    for qi, q in enumerate(rows_of):
+    if progress is None and len(queries) >= 50:
+        progress = Bars(f"retrieval[{index.strategy}]", "query")
+    for qi, q in enumerate(queries.itertuples()):
         vec = query_vectors[qi] if query_vectors is not None else None
 
         def row(retriever, chunk_rows, scores, stage, total):
