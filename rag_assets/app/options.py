@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -28,13 +29,18 @@ def refusing(*errors: type[BaseException], hint: str = ""):
         raise CommandError(f"{exc}{hint}") from None
 
 
+# What a terminal acts on rather than shows: C0 and C1 controls and DEL (an ANSI escape, a carriage
+# return), line and paragraph separators, and the bidirectional controls that reorder what follows.
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def printable(text: str, lines: bool = False) -> str:
-    """`text` from outside (a record in the data dir, an endpoint's answer or error) as it may reach a
-    terminal: every character that is not printable (an ANSI escape, a carriage return, a bidi
-    override, a newline unless `lines`) written as its escape, so it cannot recolour, move the cursor
-    or forge a line."""
-    return "".join(
-        c if c.isprintable() or (lines and c in "\n\t") else c.encode("unicode_escape").decode("ascii") for c in text
+    """`text` from outside (a record in the data dir, an endpoint's answer, a document) as it may reach
+    a terminal: each character a terminal would act on (see _UNSHOWN; a newline or tab too unless
+    `lines`) written as its escape, so it cannot recolour, clear, move the cursor or forge a line.
+    Every other character, a no-break space or a soft hyphen in a quote included, is shown as it is."""
+    return _UNSHOWN.sub(
+        lambda m: m[0] if lines and m[0] in "\n\t" else m[0].encode("unicode_escape").decode("ascii"), text
     )
 
 
