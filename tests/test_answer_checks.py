@@ -525,3 +525,30 @@ def test_a_documents_title_counts_as_its_text_and_the_matched_sentence_is_given_
     (other,) = check_support("REST combines retrieval with generation [1].", [], quote, "en", titles={1: "RAG"})
     assert titled.supported and untitled.not_in_source == ["RAG"] and not other.supported
     assert titled.matched == "It combines retrieval with generation."
+
+
+# Where a negation reaches and where it does not: a verb's negation before `and` leaves the subject both
+# verbs share; of clauses that tie, the one in the sentence sharing most with the answer's is read; a
+# word the sources hold only under a negation, said without one, is flagged though no clause shares two
+# words; `all 14` against `most of the 14` is a quantifier the source states otherwise. (language, source,
+# answer, supported)
+SCOPES = [
+    ("de", "Die Tabletten dürfen nicht zerkaut werden und sollten bei höchstens 25 °C gelagert werden.",
+     "Bei höchstens 25 °C sollten die Tabletten gelagert werden [1].", True),
+    ("de", "Die Tabletten dürfen nicht zerkaut werden und sollten bei höchstens 25 °C gelagert werden.",
+     "Die Tabletten dürfen zerkaut werden [1].", False),
+    ("en", "Only a few complex biomolecules, such as squalene, contain no oxygen. All fats contain oxygen.",
+     "Only a few complex biomolecules, such as squalene, contain oxygen [1].", False),
+    ("el", "Έχει τέσσερις λωρίδες, αλλά δεν έχει σιδηροδρομική γραμμή ούτε ποδηλατόδρομο. Η γέφυρα είναι λευκή.",
+     "Ναι, η γέφυρα διαθέτει ποδηλατόδρομο [1].", False),
+    ("de", "Die meisten der 14 Wehre wurden mit Fischtreppen ausgestattet.",
+     "Alle 14 Wehre wurden mit Fischtreppen ausgestattet [1].", False),
+    ("bg", "В крепостта са открити останки от две църкви и седем жилищни сгради.",
+     "В крепостта са открити останки от девет сгради [1].", True),  # 2 + 7 of one sentence
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "supported"), SCOPES)
+def test_what_a_negation_or_a_number_reaches(language, source, answer, supported):
+    checked = check_support(answer, [], {1: source}, language)
+    assert all(s.supported for s in checked) == supported, checked

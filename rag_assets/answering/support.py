@@ -369,7 +369,7 @@ class _Number:
     sentence: frozenset = frozenset()  # in a source: the stems of its sentence's content words
     unit_at: int | None = None  # the unit word's token index
     written: str = ""  # as written, with its unit word
-    after: str = ""  # the stem of the word right after a number without a unit (`21 arches`): what it counts
+    after: frozenset = frozenset()  # a number without a unit: the stems of the two words after it, what it counts
     place: tuple = ()  # in a source: (which text, which sentence)
     rate: bool = False  # a word that is once per a unit (`daily`)
 
@@ -413,7 +413,9 @@ def _number(tokens: list[_Token], i: int, rules: _Rules, sentence=frozenset()) -
         ws = [t for t in side if rules.content(t) and t.folded not in rules.units][:NEAR]
         near |= {f for t in ws for f in rules.forms(t.folded)}
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-    after = rules.stem(nxt.folded) if not unit and nxt is not None and rules.content(nxt) else ""
+    counted = [] if unit or nxt is None or not rules.content(nxt) else tokens[i + 1 : i + 3]
+    counted = counted[: next((k for k, t in enumerate(counted) if not rules.content(t)), len(counted))]
+    after = frozenset(rules.stem(t.folded) for t in counted)  # `21 arches`, `240 народни представители`
     written = " ".join(t.text for t in tokens[i : (at if at is not None else i + bool(after)) + 1])
     return _Number(tokens[i].values, unit, frozenset(near), sentence, at, written, after, rate=bool(tokens[i].unit))
 
@@ -457,6 +459,7 @@ class _Evidence:
         self.numbers: list[_Number] = []
         self.sentences: list[_Sentence] = []
         self.clauses: list[tuple] = []  # _clauses' of every sentence
+        self.clause_sentence: list[int] = []  # the index in `sentences` of each clause's sentence
         for text in texts:
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
@@ -465,6 +468,7 @@ class _Evidence:
                 self.sentences.append(replace(_sentence(tokens, rules), text=text[start:end].strip()))
                 self.initials |= _initials(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
+                self.clause_sentence += [len(self.sentences) - 1] * (len(self.clauses) - len(self.clause_sentence))
                 for i, t in enumerate(tokens):
                     if t.kind == "number":
                         self.numbers.append(replace(_number(tokens, i, rules, stems), place=place))
@@ -570,12 +574,12 @@ class _Evidence:
         here), and alone in that (a tie names nothing)."""
 
         def score(held: _Number) -> tuple[bool, int]:
-            return bool(claim.after) and claim.after == held.after, len(claim.near & (held.near | held.sentence))
+            return bool(claim.after & held.after), len(claim.near & (held.near | held.sentence))
 
         candidates = [held for held in self.numbers if _kind(held) == _kind(claim) and not held.rate]
         scored = sorted(((score(held), held) for held in candidates), key=lambda x: x[0])
         enough = min(2, len(claim.near & self.stems))  # two words near it shared, where it has two held
-        if not scored or not (scored[-1][0][0] or enough and scored[-1][0][1] >= enough):
+        if not scored or not (scored[-1][0][0] or enough and scored[-1][0][1] >= enough and _kind(claim) != "count"):
             return None
         top, best = scored[-1]
         if any(score == top and held.values != best.values for score, held in scored[:-1]):
@@ -585,11 +589,12 @@ class _Evidence:
     def derivation(self, claim: _Number, compared: bool, stated: set) -> str | None:
         """The working, where the claim is worked out from two numbers one source states of one
         kind (`77 = 1968 − 1891`): a number of years between two dates; a difference where the
-        sentence compares (`176 m longer than`: `compared`; a length alone is no difference); a sum
-        of two of one sentence (of counts, of one noun: `1,400 workers, of whom 16 died` gives no
-        1,384); a ratio where the claim says `times`; a quantity times a count its sentence gives
-        (`80 mg = 2 × 40 mg`), where the answer does not state that count itself (`80 mg twice
-        daily` is no 80 mg a day). A date is never worked out."""
+        sentence compares (`176 m longer than`: `compared`; a length alone is no difference), of
+        counts only of one noun (`1,400 workers, of whom 16 died` gives no 1,384); a sum of two of
+        one sentence (`nine buildings = two churches + seven houses`); a ratio where the claim says
+        `times`; a quantity times a count its sentence gives (`80 mg = 2 × 40 mg`), where the
+        answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). A date is
+        never worked out."""
         kind, wanted = _kind(claim), _base(claim)
         if kind == "date":
             return None
@@ -605,7 +610,8 @@ class _Evidence:
                             if any(p - q in claim.values and p > q for q in b.values):
                                 return f"{claim.written} = {a.written} − {b.written}"
                     continue
-                if pair == "count" and not (a.after and a.after == b.after and claim.after in ("", a.after)):
+                same = a.after & b.after and (not claim.after or claim.after & a.after & b.after)
+                if pair == "count" and not same and a.place != b.place:
                     continue
                 for p in _base(a):
                     for q in _base(b):
@@ -613,7 +619,7 @@ class _Evidence:
                             return f"{claim.written} ≈ {a.written} ÷ {b.written}"
                         if pair != kind:
                             continue
-                        if compared and p > q and p - q in wanted:
+                        if compared and p > q and p - q in wanted and (pair != "count" or same):
                             return f"{claim.written} = {a.written} − {b.written}"
                         if a.place == b.place and p + q in wanted and self.numbers.index(a) < self.numbers.index(b):
                             return f"{claim.written} = {a.written} + {b.written}"
@@ -636,15 +642,25 @@ class _Evidence:
                 best, most = (held, negated), len(stems & content)
         return best
 
-    def matching_clauses(self, stems: frozenset) -> list[tuple[frozenset, frozenset, frozenset]]:
-        """(shared content stems, words and stems, stems a negation reaches) of each clause here that
-        shares the most content words with `stems`: two at least, or the one there is."""
-        best, most = [], min(2, len(stems)) - 1
-        for _, content, held, reached, _ in self.clauses if stems else ():
-            if len(stems & content) > most:
-                best, most = [], len(stems & content)
-            if len(stems & content) == most:
-                best.append((stems & content, held, reached))
+    @cached_property
+    def negated_only(self) -> frozenset:
+        """Content stems that every clause here holding them negates."""
+        seen: dict[str, bool] = {}
+        for _, content, _, reached, _ in self.clauses:
+            for stem in content:
+                seen[stem] = seen.get(stem, True) and stem in reached
+        return frozenset(stem for stem, negated in seen.items() if negated)
+
+    def matching_clauses(self, stems: frozenset) -> list[tuple]:
+        """(shared content stems, words and stems, stems a negation reaches, index of its sentence) of
+        each clause here that shares the most content words with `stems`: two at least, or the one there is."""
+        best, most = [], min(2, len(stems))
+        for (_, content, held, reached, _), sentence in zip(self.clauses if stems else (), self.clause_sentence):
+            shared = stems & content
+            if len(shared) > most:
+                best, most = [], len(shared)
+            if len(shared) == most:
+                best.append((shared, held, reached, sentence))
         return best
 
     def best_sentence(self, stems: set[str]) -> _Sentence | None:
@@ -737,7 +753,8 @@ def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozense
                     right = next(
                         (m for m in range(n + 1, len(clause)) if clause[m][1].folded in rules.coordinators), None
                     )
-                    after = [d for _, d in clause[left + 1 : right] if rules.content(d)]
+                    first = n + 1 if left < 0 and right is not None else left + 1  # the subject of both: not it
+                    after = [d for _, d in clause[first:right] if rules.content(d)]
                 reached |= {f for d in after for f in rules.forms(d.folded)}
             keys = frozenset(k for _, c in clause for k in rules.keys(c.folded))
             out.append((start, content, keys, frozenset(reached), i))
@@ -795,7 +812,7 @@ def _sentence(tokens: list[_Token], rules: _Rules) -> _Sentence:
     return _Sentence(polarities, negated_clauses, quantifiers, ordinals)
 
 
-def _quantifiers(tokens: list[_Token], rules: _Rules) -> list[tuple[_Token, str]]:
+def _quantifiers(tokens: list[_Token], rules: _Rules, counted: bool = False) -> list[tuple[_Token, str]]:
     """(word, class) of each quantifier; English `most` after `the` or before an -ly word, and one
     after a superlative marker, is a superlative (`the most important`, `най-много`), not one."""
     out = []
@@ -807,9 +824,9 @@ def _quantifiers(tokens: list[_Token], rules: _Rules) -> list[tuple[_Token, str]
             t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))
         )
         frequency = t.folded in rules.every and rules.units.get(after, set()) & words.TIME_UNITS
-        counted = cls == "all" and i + 1 < len(tokens) and tokens[i + 1].kind == "number"
-        if cls and not superlative and not frequency and not counted:  # `the most`: a superlative;
-            out.append((t, cls))  # `every year`: a frequency; `all 96 cables`: the number's claim
+        number = cls == "all" and i + 1 < len(tokens) and tokens[i + 1].kind == "number"
+        if cls and not superlative and not frequency and (counted or not number):  # `the most`: a superlative;
+            out.append((t, cls))  # `every year`: a frequency; `all 96 cables`: the number's claim (`counted`: kept)
     return out
 
 
@@ -930,7 +947,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         acronym = t.text.isupper()  # nothing in a source says otherwise of an acronym it does not write
         (contradicted if name and not acronym else absent).append((i, t.text, held))
     for start, content, _, negated, end in clauses:
-        flip = _flip(tokens, start, end, content, negated, evidence)
+        flip = _flip(tokens, start, end, content, negated, evidence, best)
         if flip is not None:
             i, said = flip
             clean = not any(start <= c[0] < end for c in contradicted + absent)
@@ -971,24 +988,34 @@ def _negated_word(token: _Token, evidence: _Evidence) -> bool:
     )
 
 
-def _flip(tokens, start: int, end: int, content: frozenset, negated: frozenset, evidence: _Evidence):
+def _flip(tokens, start: int, end: int, content: frozenset, negated: frozenset, evidence: _Evidence, best=None):
     """(index, what) where a negation reaches the words a clause of the answer shares with the
-    source's clauses that share the most of its words (two, or its only one) on one side only,
-    unless a word of an exclusive class whose other pole that clause holds carries it (`closed` for
-    `not open`); None where they agree (`has no airport` / `does not have an airport`)."""
+    source's clauses that share the most of its words (two, or its only one) on one side only, in
+    each of those clauses (one that agrees is enough to pass); unless a word of an exclusive class
+    whose other pole that clause holds carries it (`closed` for `not open`). Where no clause shares
+    two words, a word the answer does not negate that the sources hold only under a negation (`has
+    a bike lane` / `no railway line nor bike lane`). None where they agree (`has no airport` /
+    `does not have an airport`)."""
     rules = evidence.rules
     matches = evidence.matching_clauses(content)
-    flips = []
-    for shared, held, reached in matches:
-        mine, theirs = negated & shared, reached & shared
-        if bool(mine) == bool(theirs) or any(
-            tokens[i].kind == "word" and _other_poles(rules.classes(tokens[i]), held, rules) for i in range(start, end)
-        ):
-            return None  # one clause of the best agrees
-        flips.append((shared, mine, theirs, reached))
+    if len(matches) > 1 and any(evidence.sentences[m[3]] is best for m in matches):  # a tie: the sentence that
+        matches = [m for m in matches if evidence.sentences[m[3]] is best]  # shares most with the answer's
+    ours = [(shared, negated & shared, reached & shared) for shared, held, reached, _ in matches]
+    if any(
+        tokens[i].kind == "word" and _other_poles(rules.classes(tokens[i]), held, rules)
+        for _, held, _, _ in matches
+        for i in range(start, end)
+    ):
+        return None
+    flips = [(mine, theirs) for _, mine, theirs in ours if bool(mine) != bool(theirs)]
+    if not matches:
+        only = content - negated & evidence.negated_only
+        flips = [(frozenset(), only)] if only else []
+    elif len(flips) < len(ours):
+        return None  # one of those clauses agrees
     if not flips:
         return None
-    shared, mine, theirs, reached = flips[0]
+    mine, theirs = flips[0]
     at = [i for i in range(start, end) if tokens[i].kind == "word" and rules.forms(tokens[i].folded) & (mine | theirs)]
     where = "negated here, not in the source" if mine else "negated in the source, not here"
     return (at or [start])[-1], f"{tokens[(at or [start])[-1]].text} ({where})"
@@ -1009,12 +1036,12 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list
     out: list[tuple[str, Held]] = []
     absent: list[tuple[str, Held]] = []
     mine = _sentence(tokens, rules)
-    wanted = mine.quantifiers - best.quantifiers
-    for t, cls in _quantifiers(tokens, rules):
+    wanted = {cls for _, cls in _quantifiers(tokens, rules, counted=True)} - best.quantifiers
+    for t, cls in _quantifiers(tokens, rules, counted=True):
         if cls in wanted and best.quantifiers:
             out.append((f"{t.text} (quantifier: the source says {', '.join(sorted(best.quantifiers))})", None))
             break
-        if cls in wanted:
+        if cls in wanted and (t, cls) in _quantifiers(tokens, rules):
             absent.append((f"{t.text} (a quantifier the source does not use)", None))
             break
     for t in tokens:

@@ -187,9 +187,9 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "km2": "km2 square-kilometre square-kilometres square-kilometer square-kilometers quadratkilometer "
            "квадратни-километра квадратных-километров τετραγωνικα-χιλιομετρα",
     "ha": "ha hectare hectares hektar хектара хектар ха гектара гектаров га εκταρια εκταριων",
-    "w": "w watt watts ватт вата",
-    "kw": "kw kilowatt kilowatts киловат киловата киловатт",
-    "mw": "mw megawatt megawatts мегават мегавата мегаватт",
+    "w": "w watt watts ватт вата вт",
+    "kw": "kw kilowatt kilowatts киловат киловата киловатт квт",
+    "mw": "mw megawatt megawatts мегават мегавата мегаватт мвт",
     "db": "db decibel decibels dezibel децибела децибел",
     "bar": "bar бар бара",
     "times": "times mal пъти раз раза φορες φορα",
