@@ -2,6 +2,7 @@
 sentence chosen by them (a neighbour taken in when only it holds the asked kind), the short answer
 with its own fragment, and NO ANSWER with the reason when the kept sources cannot answer."""
 
+from rag_assets.answering.answerability import read_against
 from rag_assets.answering.answerer import Answerer
 from rag_assets.answering.citations import fragment_range
 from rag_assets.answering.extractive import Extractive
@@ -99,3 +100,23 @@ def test_a_question_in_a_language_the_model_was_not_trained_on_names_the_model_t
     assert answer.refused and answer.refused_by == "language"
     assert "German" in answer.refusal and "minilm" in answer.refusal and "me5-small-int8" in answer.refusal
     assert not answerer.ask("How often should the filter be replaced?").refused
+
+
+def test_a_not_the_matching_sentences_never_say_is_refused(pump):
+    _, chunks, index, embedder = pump
+    answerer = Answerer(index, chunks, embedder, Extractive(embedder), threshold=2.0)
+    answer = answerer.ask("Which way should the inlet valve not face?")
+    assert answer.refused and answer.refused_by == "negation"
+    assert answer.refusal == 'the question says "not" and no source sentence that matches it does'
+    assert not answerer.ask("Which way should the inlet valve face?").refused
+
+
+def test_names_spelled_one_letter_off_written_out_or_in_part_are_held():
+    def refused(question: str, text: str) -> str | None:
+        return read_against(read_question(question, "en"), [text], lambda term: 0.0).refused_by
+
+    assert refused("How many paintings did John Sheeshanks give?", "John Sheepshanks gave 233 paintings.") is None
+    assert refused("What does the UMC oppose?", "The United Methodist Church opposes conscription.") is None
+    assert refused("What does Graham Twigg propose?", "Twigg suggested that the cause was anthrax.") is None
+    assert refused("What does the IMF oppose?", "The United Methodist Church opposes conscription.") == "terms"
+    assert refused("How many paintings did Jane Austen give?", "John Sheepshanks gave 233 paintings.") == "terms"

@@ -32,7 +32,9 @@ SCORING = "reading"  # the most answers on XQuAD and on the bundled corpus (docs
 # the reading rule: a sentence's share of the question's terms (idf-weighted), plus KIND when it
 # holds the kind of answer asked for (a year for "when"), less RANK per source rank (the retriever's
 # order as a prior); weights chosen on XQuAD English (bench/extractive_scoring.py), not the bundled set
-KIND, RANK = 0.3, 0.05
+# and SURFACE times its share of the question's words as written (stop words too: `of the`)
+KIND, RANK, SURFACE, COMPOUND = 0.3, 0.05, 0.2, 0.5
+_SURFACE = re.compile(r"\w+")
 MIN_LETTERS = 12  # a "sentence" with fewer letters (a heading, a table cell) is never the answer
 _LETTER = re.compile(r"[^\W\d_]")
 _MARKS = re.compile(r"(?:\[\d{1,4}\])+")  # a document's own reference marks
@@ -71,9 +73,13 @@ def _reading_scores(question: Question, candidates: list[tuple[Citation, int, in
     held = [{t.key for t in held_terms(question, keys)} for keys in keyed]
     idf = {t.key: np.log(1 + len(held) / (1 + sum(t.key in h for h in held))) for t in question.terms}
     total = sum(idf.values()) or 1.0
+    asked = {w.casefold() for w in _SURFACE.findall(question.text)}
     scores = []
-    for (source, a, b), h in zip(candidates, held):
-        share = sum(idf[k] for k in sorted(h)) / total  # summed in key order: the same sum in every process
+    for (source, a, b), h, keys in zip(candidates, held, keyed):
+        # summed in key order (the same sum in every process); a compound or derivation counts half
+        share = sum(idf[k] * (1.0 if k in keys else COMPOUND) for k in sorted(h)) / total
+        said = {w.casefold() for w in _SURFACE.findall(source.quote, a, b)}
+        share += SURFACE * len(asked & said) / max(1, len(asked))
         kind = KIND if question.asked and _holds_kind(question, source.quote[a:b]) else 0.0
         scores.append(share + kind - RANK * (source.index - 1))
     return scores

@@ -30,7 +30,9 @@ _ASKS = {
         r"|\bhow long ago\b|\bby when\b",
         "number": r"\bhow (many|much|long|far|large|big|old|high|tall|deep|wide|heavy|fast|often|hot|cold)\b"
         r"|\bwhat (percentage|percent|proportion|fraction|share|amount|number|quantity)\b",
-        "person": r"^(who|whom|whose)\b|\bby whom\b|\b(what|which) (person|people|man|woman|scientist|king|queen)\b",
+        "person": r"^(who|whom|whose)\b|\bby whom\b|\b(what|which) (person|man|woman|scientist|king|queen|player|team"
+        r"|company|organization|organisation|group|author|emperor|president|leader|band|university|agency|party)\b"
+        r"|\b(what (is|was) the|last) name\b",
         "place": r"^where\b|\b(what|which) (country|city|town|region|place|continent|state|island|location)\b",
     },
     "de": {
@@ -59,17 +61,36 @@ _ASKS = {
         "place": r"^που\b|\bσε ποι(α|ο) (χωρα|πολη|περιοχη|ηπειρο|νησι)\b",
     },
 }
+# the asked kinds whose absence from every kept source refuses the question: only where the kind is
+# unmistakable (`how long` may be answered "until the end of the term", a `when` clause asks no date)
+_STRICT = {
+    "en": {"date": r"^(when (was|were|is|are|did|does|do|will|would|had|has|have|can|could|should|might)|in what year"
+           r"|what year|in which year|which year)\b(?!.*\b(what|which|who|how)\b)",
+           "number": r"\bhow (many|much)\b"},
+    "de": {"date": r"^(wann|in welchem jahr)\b(?!.*\b(was|welche[mnrs]?|wer|wie)\b)", "number": r"\bwie viele?\b"},
+    "bg": {"date": r"^(кога|в коя година|през коя година)\b(?!.*\b(какво|кой|коя|кое|кои|как)\b)",
+           "number": r"\bколко\b"},
+    "ru": {"date": r"^(когда|в каком году)\b(?!.*\b(что|какой|какая|кто|как)\b)", "number": r"\bсколько\b"},
+    "el": {"date": r"^(ποτε|ποιο ετος)\b(?!.*\b(τι|ποιος|ποια|ποιο|πως)\b)", "number": r"\bποσ(α|οι|ες|ους|ων)\b"},
+}  # fmt: skip
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 # words that ask rather than say: never a term the sources must hold
 _ASKING = {
-    "en": "what which who whom whose when where why how many much long far year century kind type name named "
-    "called refer refers referred term describe described example examples",
-    "de": "was welche welcher welches welchen welchem wer wem wen wessen wann wo wie warum viele viel jahr "
-    "jahrhundert art name namen genannt bezeichnet beispiel",
-    "bg": "какво какъв каква какви кой коя кое кои кого кога къде защо колко година век вид име наричат нарича пример",
-    "ru": "что какой какая какое какие каком кто кого кем когда где почему сколько году год век вид название "
-    "называют называется пример",
-    "el": "τι ποιος ποια ποιο ποιοι ποιες ποτε που πως γιατι ποσα ποσοι ποσες ετος χρονια αιωνα ειδος ονομα "
-    "ονομαζεται παραδειγμα",
+    "en": "what which who whom whose when where why how many much long far year years century centuries decade "
+    "decades date month day era period kind type name named called refer refers referred term describe described "
+    "example examples country countries city cities town towns region regions place places continent continents "
+    "island islands location",
+    "de": "was welche welcher welches welchen welchem wer wem wen wessen wann wo wie warum viele viel jahr jahre "
+    "jahrhundert jahrzehnt datum monat tag art name namen genannt bezeichnet beispiel land lander stadt stadte "
+    "region ort kontinent insel",
+    "bg": "какво какъв каква какви кой коя кое кои кого кога къде защо колко година години век десетилетие дата "
+    "месец ден вид име наричат нарича пример страна страни държава държави град градове регион място континент "
+    "остров",
+    "ru": "что какой какая какое какие каком кто кого кем когда где почему сколько году год лет век веке дата месяц "
+    "день вид название называют называется пример страна стране страны город городе регион место континент "
+    "остров",
+    "el": "τι ποιος ποια ποιο ποιοι ποιες ποτε που πως γιατι ποσα ποσοι ποσες ετος χρονια αιωνα δεκαετια "
+    "ημερομηνια μηνα ημερα ειδος ονομα ονομαζεται παραδειγμα χωρα χωρες πολη πολεις περιοχη ηπειρο νησι",
 }
 _MONTHS = {
     "en": "january february march april may june july august september october november december",
@@ -79,7 +100,7 @@ _MONTHS = {
     "el": "ιανουαρ φεβρουαρ μαρτ απριλ μαι ιουν ιουλ αυγουστ σεπτεμβρ οκτωβρ νοεμβρ δεκεμβρ",
 }
 _CENTURY = {
-    "en": r"centur(y|ies)|\d0s\b|\bbc\b|\bad\b|\bbce\b",
+    "en": r"centur(y|ies)|\d0s\b|\bbc\b|\bad\b|\bbce\b|\bbp\b|\bago\b",
     "de": r"jahrhundert|\bv\. ?chr\b|\bn\. ?chr\b",
     "bg": r"\bвек|\bпр\. ?н\. ?е|\bсл\. ?н\. ?е",
     "ru": r"\bвек|\bдо н\. ?э|\bн\. ?э",
@@ -94,6 +115,7 @@ _SHORT_YEAR = re.compile(
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d")
+_ORDINAL = re.compile(r"\d+(st|nd|rd|th|\.|-?(та|ти|ви|ри|ия|я|й|го|ος|η|ο))", re.IGNORECASE)
 # words that join the parts of one name: Duchy of Normandy, Ludwig van Beethoven
 _NAME_JOINERS = {"of", "de", "da", "del", "der", "den", "van", "von", "the", "al", "bin", "ibn", "и", "на"}
 
@@ -124,7 +146,8 @@ class Term:
     text: str  # as the question writes it
     key: str  # its stem, folded
     name: bool  # capitalised inside the question: a name the sources must hold
-    number: bool
+    number: bool  # digits, an ordinal (15th) aside
+    run: int = -1  # which run of capitalised words of the question it is part of (Graham Twigg), -1: none
 
 
 @dataclass(frozen=True)
@@ -133,6 +156,7 @@ class Question:
     language: str
     asked: str | None  # one of KINDS, or None (what, which, how, why)
     terms: tuple[Term, ...]
+    strict: bool = False  # the asked kind is unmistakable: a source without it cannot answer
 
 
 def _keys(words: list[str], tokenizer: Tokenizer) -> list[str]:
@@ -146,16 +170,24 @@ def read_question(text: str, language: str) -> Question:
     asks, asking, stops, tokenizer, *_ = _language(language)
     folded = fold(text).strip()
     asked = next((kind for kind, pattern in asks.items() if pattern.search(folded)), None)
-    found = [(m.group(), m.start()) for m in _WORD.finditer(text)]
+    strict = asked in _STRICT.get(language, {}) and bool(re.search(_STRICT[language][asked], folded))
+    found = [(_POSSESSIVE.sub("", m.group()), m.start()) for m in _WORD.finditer(text)]
     kept = [(w, at) for w, at in found if fold(w) not in stops and fold(w) not in asking and len(w) > 1 or w.isdigit()]
     keys = _keys([w for w, _ in kept], tokenizer)
+    runs = {m.start(): i for i, m in enumerate(re.finditer(r"\w+", text))}
+    capital_run, run_of, previous = -1, {}, -2
+    for m in re.finditer(r"\w+", text):
+        if m.group()[:1].isupper():
+            capital_run = capital_run if runs[m.start()] == previous + 1 else capital_run + 1
+            run_of[m.start()], previous = capital_run, runs[m.start()]
     terms, seen = [], set()
     for (word, at), key in zip(kept, keys):
         if key in seen or not key:
             continue
         seen.add(key)
-        terms.append(Term(word, key, word[:1].isupper() and at > 0, bool(_DIGITS.search(word))))
-    return Question(text, language, asked, tuple(terms))
+        number = bool(_DIGITS.search(word)) and not _ORDINAL.fullmatch(word)
+        terms.append(Term(word, key, word[:1].isupper() and at > 0, number, run_of.get(at, -1)))
+    return Question(text, language, asked, tuple(terms), strict)
 
 
 def stop_words_of(language: str) -> frozenset[str]:

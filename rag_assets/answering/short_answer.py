@@ -11,8 +11,9 @@ not answered by "Normandy"). Adjacent spans of one kind are one answer: `12 Augu
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from rag_assets.answering.reading import Question, kind_spans, matches, words_of
+from rag_assets.answering.reading import _POSSESSIVE, _WORD, Question, kind_spans, matches, stop_words_of, words_of
 from rag_assets.answering.support import fold
 
 _JOIN = re.compile(r"[\s,.]*(?:of|the|de|и)?[\s,.]*", re.IGNORECASE)  # between two parts of one date or number
@@ -36,10 +37,23 @@ def _distance(span: tuple[int, int], anchors: list[tuple[int, int]]) -> float:
     return min(max(a - span[1], span[0] - b, 0) for a, b in anchors)
 
 
+def _run_key(c, anchors):
+    """Nearest the question's words; of two as near, the one after them, then the shorter (the
+    example that `such as` names)."""
+    after = not anchors or c[0] >= max(b for _, b in anchors)
+    return (_distance(c[:2], anchors), not after, c[2])
+
+
 def _own(question: Question, text: str):
-    """The text's words, and whether each is one of the question's terms."""
+    """The text's words, and whether each is the question's: one of its terms, or a word it writes."""
     words = words_of(text, question.language)
-    return words, [any(matches(t.key, k) for t in question.terms) for k, _, _ in words]
+    written = _written(question.text) - stop_words_of(question.language)
+    return words, [any(matches(t.key, k) for t in question.terms) or fold(text[a:b]) in written for k, a, b in words]
+
+
+@lru_cache(maxsize=4096)
+def _written(question: str) -> frozenset[str]:
+    return frozenset(fold(_POSSESSIVE.sub("", m.group())) for m in _WORD.finditer(question))
 
 
 def _foreign(span: tuple[int, int], words, own) -> bool:
@@ -90,8 +104,7 @@ def short_answer(question: Question, text: str, stops: frozenset[str]) -> tuple[
             candidates.append((run[0][1], run[-1][2], len(run)))
     if not candidates:
         return None
-    # nearest the question's words; of two as near, the shorter (the example `such as` names), then the later
-    start, end, n = min(candidates, key=lambda c: (_distance(c[:2], anchors), c[2], -c[0] if anchors else c[0]))
+    start, end, n = min(candidates, key=lambda c: _run_key(c, anchors))
     if n > MAX_WORDS:  # keep the end nearest the question's words
         inside = [w for w in words if start <= w[1] and w[2] <= end]
         after = not anchors or min(a for a, _ in anchors) < start
