@@ -73,6 +73,7 @@ class LocalLM:
         self.max_new_tokens = max_new_tokens
         self.answer_prefix = answer_prefix
         self.stop_strings = stop_strings  # decoding of an answer ends after any of these
+        self.shown = None  # a terminal's stream: loading and each token written are shown there as they come
 
     @cached_property
     def path(self) -> Path:
@@ -134,8 +135,15 @@ class LocalLM:
 
     def load_weights(self) -> None:
         """Read the tokenizer and weights now (converting a GGUF on first use), not inside a timed stage."""
+        if self.shown is not None and "model" not in self.__dict__:
+            self.shown.write(f"loading the generator {self.identity} ...")
+            self.shown.flush()
+        t0 = time.perf_counter()
         _ = self.tokenizer  # cached properties: reading them loads them
         _ = self.model
+        if self.shown is not None and time.perf_counter() - t0 > 0.05:
+            self.shown.write(f" {time.perf_counter() - t0:.1f} s\nwriting: ")
+            self.shown.flush()
 
     def prompt_ids(self, prompt: str) -> list[int]:
         """The tokens the model reads: the prompt as a user turn in the model's chat template."""
@@ -203,6 +211,7 @@ class LocalLM:
                 top_p=None,
                 top_k=None,
                 pad_token_id=eos,
+                streamer=self._streamer() if self.shown is not None and len(encoded) == 1 else None,
                 **({"stop_strings": list(self.stop_strings), "tokenizer": self.tokenizer} if self.stop_strings else {}),
             )
         answers = []
@@ -211,6 +220,19 @@ class LocalLM:
             text = (self.answer_prefix + self.tokenizer.decode(new[:length], skip_special_tokens=True)).strip()
             answers.append((text, length))
         return answers
+
+    def _streamer(self):
+        """Writes each new token of a single answer to `shown` as it is decoded."""
+        from transformers import TextStreamer
+
+        shown = self.shown
+
+        class Shown(TextStreamer):
+            def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
+                shown.write(text + ("\n" if stream_end else ""))
+                shown.flush()
+
+        return Shown(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
 
     def with_decoding(self, max_new_tokens: int, answer_prefix: str, stop_strings: tuple[str, ...] = ()) -> LocalLM:
         """The same loaded model, decoding with other settings (drafting questions, not answers)."""

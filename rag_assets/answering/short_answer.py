@@ -47,13 +47,20 @@ def _run_key(c, anchors):
 def _own(question: Question, text: str):
     """The text's words, and whether each is the question's: one of its terms, or a word it writes."""
     words = words_of(text, question.language)
-    written = _written(question.text) - stop_words_of(question.language)
-    return words, [any(matches(t.key, k) for t in question.terms) or fold(text[a:b]) in written for k, a, b in words]
+    written = _written(question.text, question.language)
+    own = {k for k in {k for k, _, _ in words} if any(matches(t.key, k) for t in question.terms)}
+    return words, [k in own or _folded(text[a:b]) in written for k, a, b in words]
 
 
 @lru_cache(maxsize=4096)
-def _written(question: str) -> frozenset[str]:
-    return frozenset(fold(_POSSESSIVE.sub("", m.group())) for m in _WORD.finditer(question))
+def _written(question: str, language: str) -> frozenset[str]:
+    """The question's words as written (folded), stop words aside."""
+    return frozenset(fold(_POSSESSIVE.sub("", m.group())) for m in _WORD.finditer(question)) - stop_words_of(language)
+
+
+@lru_cache(maxsize=65536)
+def _folded(word: str) -> str:
+    return fold(word)
 
 
 def _foreign(span: tuple[int, int], words, own) -> bool:
@@ -72,6 +79,8 @@ def _of_kind(question: Question, text: str, words, own) -> tuple[int, int] | Non
 
 def short_answer_of_kind(question: Question, text: str) -> tuple[int, int] | None:
     """(start, end) of the answer of the asked kind in `text`, or None (no kind asked, none there)."""
+    if not question.asked:
+        return None
     return _of_kind(question, text, *_own(question, text))
 
 

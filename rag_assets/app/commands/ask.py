@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import io
 import json
+import sys
 
 from rag_assets.app.options import (
     CommandError,
@@ -107,6 +108,8 @@ def command(args: argparse.Namespace) -> int:
         index, chunks = served.load(strategy, embedder.identity)
     uses_generator = chosen == "generate" or settings.retriever == "rerank-llm"
     lm = checked_endpoint(settings) if uses_generator and settings.generator_url else local_generator(settings)
+    if uses_generator and not settings.generator_url and not args.json and sys.stderr.isatty():
+        lm.shown = sys.stderr  # a person waits at a terminal: show the loading and the words as they come
     with refusing(ValueError, FileNotFoundError):
         asker = answerer(
             settings,
