@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rag_assets.answering.answerer import Answerer, Generative, with_titles
-from rag_assets.answering.extractive import Extractive
+from rag_assets.answering.answerer import Answerer, Extractive, Generative, with_titles
 from rag_assets.catalog import DEFAULT_EMBEDDER, PACKAGED
 from rag_assets.experiment.arms import chunk_arm, counter_of
 from rag_assets.experiment.measure import identities_of, returned
