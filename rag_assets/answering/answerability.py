@@ -161,22 +161,17 @@ def _negation(question: Question) -> str | None:
 
 
 def _negation_in(sentence: str, language: str) -> bool:
-    """Any way a sentence may deny: every negation word of the support check's, `n't`, an exception,
-    and in English a word of un- or in- (unable, inactive)."""
+    """Any way a sentence may deny: every negation word of the support check's, `n't`, an exception."""
     negations = NEGATIONS.get(language, set()) | SENTENCE_NEGATIONS.get(language, set())
-    for w in re.findall(r"\w+(?:['’]\w+)?", sentence):
-        word = fold(w)
-        if word.endswith("n't") or word in negations or (language == "en" and re.match(r"(un|in)[a-z]{4,}$", word)):
-            return True
-    return False
+    return any(fold(w).endswith("n't") or fold(w) in negations for w in re.findall(r"\w+(?:['’]\w+)?", sentence))
 
 
 def _best_sentences(question: Question, texts: list[str]) -> list[str]:
-    """The kept sentences that hold the most of the question's terms, or one fewer."""
+    """The kept sentences that hold the most of the question's terms."""
     counted = []
     for text in texts:
         for a, b in sentence_spans(text, question.language):
             keys = {k for k, _, _ in words_of(text[a:b], question.language)}
             counted.append((sum(any(matches(t.key, k) for k in keys) for t in question.terms), text[a:b]))
     most = max((n for n, _ in counted), default=0)
-    return [sentence for n, sentence in counted if n >= most - 1]
+    return [sentence for n, sentence in counted if n == most]
