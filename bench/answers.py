@@ -5,8 +5,8 @@ refused when there is none, and the short answer's token F1.
                             [--skip-articles Normans,...] [--limit N]
 
 `--data-dir`: where `rag-assets run` materialised the serving strategy (E; the model
-$RAG_ASSETS_MODELS names first, default minilm). Each question (its first phrasing) is asked as `ask`
-asks it, in this process, for every tenant; with `--serve` a `rag-assets serve` process is
+$RAG_ASSETS_MODELS names first, default minilm, with its own threshold). Each question (its first
+phrasing) is asked as `ask` asks it, in this process, for every tenant; with `--serve` a `rag-assets serve` process is
 started on a free loopback port and each question is POSTed to /v1/ask with an operator key, the way
 a user's client asks. Printed, per question kind (answerable, unanswerable, out_of_domain), with
 Wilson 95 % intervals: refused (and by which reading: distance, language, terms, kind); for
@@ -53,12 +53,22 @@ def _questions(path: Path, skip: set[str], documents: Path) -> list[dict]:
 
 def _in_process(data_dir: str, answerer: str, questions: list[str]) -> list[dict]:
     from rag_assets.answering.answerer import build_answerer
+    from rag_assets.catalog import PACKAGED
     from rag_assets.ingest.access import ALL_TENANTS
     from rag_assets.settings import Settings
 
     index, chunks, embedder = served_index(data_dir, "E")
     model = Settings.from_environment().models[0]
-    asker = build_answerer(index, chunks, embedder, None, answerer=answerer, tenant=ALL_TENANTS, model=model)
+    asker = build_answerer(
+        index,
+        chunks,
+        embedder,
+        None,
+        answerer=answerer,
+        tenant=ALL_TENANTS,
+        model=model,
+        threshold=PACKAGED[model].threshold,
+    )
     out = []
     for i, q in enumerate(questions, start=1):
         out.append(asker.ask(q).as_dict())

@@ -20,6 +20,7 @@ from rag_assets.answering.support_words import MAGNITUDES, NUMBER_WORDS
 from rag_assets.retrieval.lexical import Tokenizer, analysis_of, stop_words
 
 KINDS = ("date", "number", "person", "place")
+NOUNS_CAPITALISED = {"de", "lb"}  # languages that capitalise every noun: there only an abbreviation reads as a name
 COMPOUND_STEM = 5  # letters two words must share, one inside the other, to be one term
 _WORD = re.compile(r"\w+(?:[-'’]\w+)*")
 
@@ -145,7 +146,7 @@ def _language(language: str):
 class Term:
     text: str  # as the question writes it
     key: str  # its stem, folded
-    name: bool  # capitalised inside the question: a name the sources must hold
+    name: bool  # capitalised inside the question (in German: all capitals), a name the sources must hold
     number: bool  # digits, an ordinal (15th) aside
     run: int = -1  # which run of capitalised words of the question it is part of (Graham Twigg), -1: none
 
@@ -186,7 +187,8 @@ def read_question(text: str, language: str) -> Question:
             continue
         seen.add(key)
         number = bool(_DIGITS.search(word)) and not _ORDINAL.fullmatch(word)
-        terms.append(Term(word, key, word[:1].isupper() and at > 0, number, run_of.get(at, -1)))
+        name = word[:1].isupper() and at > 0 and (language not in NOUNS_CAPITALISED or word.isupper())
+        terms.append(Term(word, key, name, number, run_of.get(at, -1)))
     return Question(text, language, asked, tuple(terms), strict)
 
 
