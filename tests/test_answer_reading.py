@@ -120,3 +120,12 @@ def test_names_spelled_one_letter_off_written_out_or_in_part_are_held():
     assert refused("What does Graham Twigg propose?", "Twigg suggested that the cause was anthrax.") is None
     assert refused("What does the IMF oppose?", "The United Methodist Church opposes conscription.") == "terms"
     assert refused("How many paintings did Jane Austen give?", "John Sheepshanks gave 233 paintings.") == "terms"
+
+
+def test_a_question_the_model_cannot_read_and_nothing_is_near_still_says_why(pump):
+    _, chunks, index, embedder = pump
+    answerer = Answerer(index, chunks, embedder, Extractive(embedder), threshold=0.01, model="minilm")
+    answer = answerer.ask("Wie oft sollte der Filter der Pumpe gewechselt werden?")
+    assert answer.refused and answer.refused_by == "language" and "me5-small-int8" in answer.refusal
+    english = answerer.ask("How often should the filter be replaced?")
+    assert english.refused and english.refused_by == "distance" and english.refusal is None

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rag_assets.answering import refusal
-from rag_assets.answering.answerability import read_against
+from rag_assets.answering.answerability import read_against, unread_language
 from rag_assets.answering.citations import Citation, Context, build_context, check_citations, declines
 from rag_assets.answering.extractive import Extractive
 from rag_assets.answering.reading import read_question
@@ -279,7 +279,12 @@ class Answerer:
             dense_search=self.index.dense_search,
             refused_by=None if kept else "distance",
         )
-        if not kept:
+        if not kept:  # nothing near: and if the model cannot read the question's language, say so
+            sources = [self.rows.loc[c] for c in ids[:1]]
+            language = (sources[0].get("language") or language_of(sources[0]["content"])) if sources else "en"
+            unread = unread_language(question, language, self.model, self.model_languages, MULTILINGUAL_EMBEDDER)
+            if unread:
+                result.refused_by, result.refusal = "language", unread
             return result, None
         t0 = time.perf_counter()
         distance_of = dict(zip(ids, distances))
