@@ -53,12 +53,12 @@ def _questions(path: Path, skip: set[str], documents: Path) -> list[dict]:
 
 def _in_process(data_dir: str, answerer: str, questions: list[str]) -> list[dict]:
     from rag_assets.answering.answerer import build_answerer
-    from rag_assets.catalog import PACKAGED
+    from rag_assets.catalog import PACKAGED, model_names
     from rag_assets.ingest.access import ALL_TENANTS
     from rag_assets.settings import Settings
 
     index, chunks, embedder = served_index(data_dir, "E")
-    model = Settings.from_environment().models[0]
+    model = model_names(Settings.from_environment().models)[0]
     asker = build_answerer(
         index,
         chunks,
