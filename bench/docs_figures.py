@@ -22,7 +22,7 @@ import pandas as pd
 
 from rag_assets.layout import DataDir
 
-MARKER = re.compile(r"<!--\s*figures:retrieval\b(.*?)-->")
+MARKER = re.compile(r"<!--\s*figures:retrieval\b(.*?)-->")  # a line of its own
 NUMBER = re.compile(r"\d+\.\d+")
 COLUMNS = {  # a header, lower case, without emphasis -> (metric, k) in evaluation_tables
     re.compile(r"r@(\d+)"): "recall",
@@ -49,7 +49,7 @@ def marked_tables(path: Path):
     for each marked table of `path`; a figure is the cell's text, as the doc prints it."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
-        marker = MARKER.search(line)
+        marker = MARKER.fullmatch(line.strip())
         if not marker:
             continue
         j = i + 1
@@ -103,11 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     table = DataDir(args.data_dir).read_table("evaluation_tables")
     problems, checked = [], 0
-    for path in args.docs:
-        for line, command, rows in marked_tables(path):
-            checked += sum(len(f) for _, f in rows)
-            print(f"{path}:{line}: measured by `{command or 'no command named'}`")
-        problems += drift(path, table)
+    try:
+        for path in args.docs:
+            for line, command, rows in marked_tables(path):
+                checked += sum(len(f) for _, f in rows)
+                print(f"{path}:{line}: measured by `{command or 'no command named'}`")
+            problems += drift(path, table)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     print("\n".join(problems) or f"all {checked} figures match {args.data_dir}")
     return 1 if problems else 0
 

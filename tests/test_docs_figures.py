@@ -2,6 +2,7 @@
 data dir's real evaluation table it passes a doc that prints those figures and fails, naming the line,
 a doc where one figure drifted or a row the data dir does not hold."""
 
+import importlib.util
 import subprocess
 import sys
 
@@ -59,3 +60,13 @@ def test_a_marked_table_passes_as_measured_and_fails_on_a_planted_drift(pump, tm
     assert bm25 != "0.123" and f"doc.md:7: E bm25 mrr: the doc says 0.123, the data dir gives {bm25}" in failed.stdout
     assert "doc.md:6: A dense recall@1: the doc says" in failed.stdout and "no such figure" in failed.stdout
     assert "hybrid" not in failed.stdout.split("measured by")[1]  # the rows that still match are not named
+
+
+def test_the_marked_tables_of_the_docs_are_read_whole():
+    """What the bench checks on the bundled corpus's data dir: results.md's retrieval table, 20 figures."""
+    spec = importlib.util.spec_from_file_location("docs_figures", PROJECT_ROOT / "bench" / "docs_figures.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    tables = list(bench.marked_tables(PROJECT_ROOT / "docs" / "results.md"))
+    assert [command for _, command, _ in tables] == ["rag-assets run --models minilm-fp32"]
+    assert sum(len(figures) for _, figures in tables[0][2]) == 20
