@@ -6,7 +6,7 @@ from rag_assets.answering.answerability import read_against
 from rag_assets.answering.answerer import Answerer
 from rag_assets.answering.citations import fragment_range
 from rag_assets.answering.extractive import Extractive
-from rag_assets.answering.reading import read_question, stop_words_of
+from rag_assets.answering.reading import read_question
 from rag_assets.answering.short_answer import short_answer
 
 WANKEL = (
@@ -18,7 +18,7 @@ WANKEL = (
 
 def _short(question: str, text: str, language: str = "en") -> str | None:
     read = read_question(question, language)
-    span = short_answer(read, text, stop_words_of(language))
+    span = short_answer(read, text)
     return None if span is None else text[span[0] : span[1]]
 
 

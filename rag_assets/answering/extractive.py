@@ -20,7 +20,7 @@ import numpy as np
 
 from rag_assets.answering.citations import Citation, Context, build_context, fragment_range
 from rag_assets.answering.generation import Generation
-from rag_assets.answering.reading import Question, held_terms, read_question, stop_words_of, words_of
+from rag_assets.answering.reading import Question, held_terms, read_question, words_of
 from rag_assets.answering.short_answer import short_answer, short_answer_of_kind
 from rag_assets.ingest.language import language_of
 from rag_assets.ingest.sentences import sentence_spans
@@ -170,7 +170,7 @@ class Extractive:
             fragment=f"#char={offset + start},{offset + end}",
             truncated=False,
         )
-        short = short_answer(read, cited.quote, stop_words_of(read.language))
+        short = short_answer(read, cited.quote)
         ms = (time.perf_counter() - t0) * 1000
         text = _MARKS.sub("", cited.quote)
         shown = None

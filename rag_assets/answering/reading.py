@@ -2,7 +2,7 @@
 date, a number, a person, a place), the terms that carry it, and where a text holds them.
 
 The extractive answerer chooses its sentence and its short answer by this reading, and the answerer
-refuses a question whose rare terms, or whose asked kind, no kept source holds (answerability).
+refuses a question whose names or numbers, or whose asked kind, no kept source holds (answerability).
 Terms match through stems (Snowball, BulStem) and through compounds and derivations that share a
 stem of at least COMPOUND_STEM letters (`pistonless` holds `pistons`, `Ordnungszahl` holds `Zahl`).
 The kinds are read per language (en, de, bg, ru, el); a question in another language is read for
@@ -19,7 +19,6 @@ from rag_assets.answering.support import fold
 from rag_assets.answering.support_words import MAGNITUDES, NUMBER_WORDS
 from rag_assets.retrieval.lexical import Tokenizer, analysis_of, stop_words
 
-KINDS = ("date", "number", "person", "place")
 NOUNS_CAPITALISED = {"de", "lb"}  # languages that capitalise every noun: there only an abbreviation reads as a name
 COMPOUND_STEM = 5  # letters two words must share, one inside the other, to be one term
 _WORD = re.compile(r"\w+(?:[-'’]\w+)*")
@@ -155,7 +154,7 @@ class Term:
 class Question:
     text: str
     language: str
-    asked: str | None  # one of KINDS, or None (what, which, how, why)
+    asked: str | None  # date, number, person or place; None for what, which, how, why
     terms: tuple[Term, ...]
     strict: bool = False  # the asked kind is unmistakable: a source without it cannot answer
 
@@ -195,6 +194,12 @@ def read_question(text: str, language: str) -> Question:
 def stop_words_of(language: str) -> frozenset[str]:
     """The language's stop words, folded."""
     return _language(language)[2]
+
+
+@lru_cache(maxsize=4096)
+def written_words(question: str, language: str) -> frozenset[str]:
+    """A question's words as written (folded, possessives cut), stop words aside."""
+    return frozenset(fold(_POSSESSIVE.sub("", m.group())) for m in _WORD.finditer(question)) - stop_words_of(language)
 
 
 def words_of(text: str, language: str) -> tuple[tuple[str, int, int], ...]:
@@ -246,7 +251,7 @@ def kind_spans(text: str, kind: str, language: str) -> list[tuple[int, int]]:
         return sorted(spans)
     if kind == "number":
         return [m.span() for m in _WORD.finditer(text) if _DIGITS.search(m.group()) or fold(m.group()) in number_words]
-    return name_spans(text)
+    return _name_spans(text)
 
 
 def _with_day_and_year(text: str, span: tuple[int, int]) -> tuple[int, int]:
@@ -256,7 +261,7 @@ def _with_day_and_year(text: str, span: tuple[int, int]) -> tuple[int, int]:
     return (day.start() if day else span[0], span[1] + year.end() if year else span[1])
 
 
-def name_spans(text: str) -> list[tuple[int, int]]:
+def _name_spans(text: str) -> list[tuple[int, int]]:
     """Runs of capitalised words (joined by `of`, `von`, ...), the text's first word left out unless
     it starts a run of two or more."""
     found = list(_WORD.finditer(text))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag_assets.answering.reading import _POSSESSIVE, _WORD, Question, kind_spans, matches, stop_words_of, words_of
+from rag_assets.answering.reading import Question, kind_spans, matches, stop_words_of, words_of, written_words
 from rag_assets.answering.support import fold
 
 _JOIN = re.compile(r"[\s,.]*(?:of|the|de|и)?[\s,.]*", re.IGNORECASE)  # between two parts of one date or number
@@ -47,15 +47,9 @@ def _run_key(c, anchors):
 def _own(question: Question, text: str):
     """The text's words, and whether each is the question's: one of its terms, or a word it writes."""
     words = words_of(text, question.language)
-    written = _written(question.text, question.language)
+    written = written_words(question.text, question.language)
     own = {k for k in {k for k, _, _ in words} if any(matches(t.key, k) for t in question.terms)}
     return words, [k in own or _folded(text[a:b]) in written for k, a, b in words]
-
-
-@lru_cache(maxsize=4096)
-def _written(question: str, language: str) -> frozenset[str]:
-    """The question's words as written (folded), stop words aside."""
-    return frozenset(fold(_POSSESSIVE.sub("", m.group())) for m in _WORD.finditer(question)) - stop_words_of(language)
 
 
 @lru_cache(maxsize=65536)
@@ -84,9 +78,10 @@ def short_answer_of_kind(question: Question, text: str) -> tuple[int, int] | Non
     return _of_kind(question, text, *_own(question, text))
 
 
-def short_answer(question: Question, text: str, stops: frozenset[str]) -> tuple[int, int] | None:
+def short_answer(question: Question, text: str) -> tuple[int, int] | None:
     """(start, end) in `text` of the span that answers `question`, or None when nothing beside the
-    question's own words is there. `stops`: the language's stop words, folded."""
+    question's own words is there."""
+    stops = stop_words_of(question.language)
     words, own = _own(question, text)
     kind = _of_kind(question, text, words, own)
     if kind is not None:
