@@ -175,6 +175,14 @@ def main() -> None:
         golds = [list(r["answers"]) for r, _ in scored]
         hits = [bool(t) and contains_answer(t, g) for t, g in zip(texts, golds)]
         print(_rate("answerable: answered with a reference answer", sum(hits), len(scored)))
+        held = [
+            any(contains_answer(c["quote"], g) for c in a.get("sources") or [])
+            for (_, a), g in zip(scored, golds)
+            if not a["refused"]
+        ]
+        print(_rate("answerable: answered, and a kept source holds a reference answer", sum(held), len(held)))
+        answered = [h for (_, a), h in zip(scored, hits) if not a["refused"]]
+        print(_rate("answerable: answered, and the answer holds a reference answer", sum(answered), len(answered)))
         em = np.mean([exact_match(s, g) for s, g in zip(shorts, golds)])
         f1 = np.mean([token_f1(s, g) for s, g in zip(shorts, golds)])
         print(f"| answerable: short answer exact match | | {em:.3f} | |")
