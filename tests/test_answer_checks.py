@@ -544,7 +544,9 @@ SCOPES = [
     ("de", "Die meisten der 14 Wehre wurden mit Fischtreppen ausgestattet.",
      "Alle 14 Wehre wurden mit Fischtreppen ausgestattet [1].", False),
     ("bg", "В крепостта са открити останки от две църкви и седем жилищни сгради.",
-     "В крепостта са открити останки от девет сгради [1].", True),  # 2 + 7 of one sentence
+     "В крепостта са открити останки от девет сгради: две църкви и седем жилищни сгради [1].", True),  # 2 + 7
+    ("bg", "В крепостта са открити останки от две църкви и седем жилищни сгради.",
+     "В крепостта са открити останки от девет сгради [1].", False),  # a sum whose parts the answer does not say
 ]  # fmt: skip
 
 

@@ -523,15 +523,21 @@ class _Evidence:
 
     def abbreviates(self, tokens: list[_Token], i: int) -> bool:
         """Word i abbreviates a word the sources write before the word that follows it here (`St
-        Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: its letters in order, the
-        first first), or is a name the sources write with an ending of one or two letters more or
-        less (`Горбунов`, `Горбунова`) in a language that inflects names."""
+        Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: two or three letters, in
+        order, the first first, of a word two letters longer at least: `Paul` is no `Pauli`), or
+        is a name the sources write with an ending of one or two letters more or less (`Горбунов`,
+        `Горбунова`) in a language that inflects names."""
         word = tokens[i].folded
         nxt = next((t.folded for t in tokens[i + 1 : i + 3] if t.kind == "word"), "")
         for before in self.before.get(nxt, ()):
-            if 2 <= len(word) <= 4 < len(before) and before[0] == word[0] and _in_order(word, before):
+            if (
+                2 <= len(word) <= 3
+                and len(before) >= len(word) + 2
+                and before[0] == word[0]
+                and _in_order(word, before)
+            ):
                 return True
-        if not nxt and 2 <= len(word) <= 4 and any(len(w) > 4 and w.startswith(word) for w in self.words):
+        if not nxt and 2 <= len(word) <= 3 and any(len(w) > 4 and w.startswith(word) for w in self.words):
             return True  # `Αγ.` that ended the sentence where the name's next word began another
         return (
             self.rules.language in ("de", "bg", "ru", "el")
@@ -586,12 +592,13 @@ class _Evidence:
             return None
         return best
 
-    def derivation(self, claim: _Number, compared: bool, stated: set) -> str | None:
+    def derivation(self, claim: _Number, compared: bool, stated: list) -> str | None:
         """The working, where the claim is worked out from two numbers one source states of one
         kind (`77 = 1968 − 1891`): a number of years between two dates; a difference where the
         sentence compares (`176 m longer than`: `compared`; a length alone is no difference), of
         counts only of one noun (`1,400 workers, of whom 16 died` gives no 1,384); a sum of two of
-        one sentence (`nine buildings = two churches + seven houses`); a ratio where the claim says
+        one sentence, of counts only of nouns, one the claim's, where the answer states both too
+        (`nine buildings, two churches and seven buildings`); a ratio where the claim says
         `times`; a quantity times a count its sentence gives (`80 mg = 2 × 40 mg`), where the
         answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). A date is
         never worked out."""
@@ -611,7 +618,10 @@ class _Evidence:
                                 return f"{claim.written} = {a.written} − {b.written}"
                     continue
                 same = a.after & b.after and (not claim.after or claim.after & a.after & b.after)
-                if pair == "count" and not same and a.place != b.place:
+                parts = a.place == b.place and all(  # the answer says both parts, with their nouns
+                    any(n.values & part.values and n.after & part.after for n in stated) for part in (a, b)
+                )
+                if pair == "count" and not same and not (parts and claim.after & (a.after | b.after)):
                     continue
                 for p in _base(a):
                     for q in _base(b):
@@ -621,7 +631,13 @@ class _Evidence:
                             continue
                         if compared and p > q and p - q in wanted and (pair != "count" or same):
                             return f"{claim.written} = {a.written} − {b.written}"
-                        if a.place == b.place and p + q in wanted and self.numbers.index(a) < self.numbers.index(b):
+                        if (
+                            a.place == b.place
+                            and p + q in wanted
+                            and p
+                            and q
+                            and self.numbers.index(a) < self.numbers.index(b)
+                        ):
                             return f"{claim.written} = {a.written} + {b.written}"
         for a in self.numbers:
             if _kind(a) != kind or kind == "count":
@@ -629,7 +645,7 @@ class _Evidence:
             for k in self.numbers:
                 if k.place != a.place or _kind(k) not in ("count", "times") or k is a:
                     continue
-                for n in k.values - stated:
+                for n in k.values - {v for said in stated for v in said.values}:
                     if n == int(n) and 2 <= n <= 12 and {v * n for v in _base(a)} & wanted:
                         return f"{claim.written} = {_plain(n)} × {a.written}"
         return None
@@ -738,7 +754,7 @@ def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozense
     out, clause, start = [], [], 0
     for i, t in enumerate([*tokens, _Token(".", ".", "punct")]):
         if t.kind == "punct" or t.folded in rules.clause_words:
-            content = frozenset(f for _, c in clause if rules.content(c) for f in rules.forms(c.folded))
+            content = frozenset(f for _, c in clause if _claims(c, rules) for f in rules.forms(c.folded))
             reached: set[str] = set()
             for n, (k, c) in enumerate(clause):
                 if k in negators:
@@ -747,14 +763,14 @@ def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozense
                 if not _negates(tokens, k, rules):
                     continue
                 if c.folded in rules.noun_negations:
-                    after = [d for _, d in clause[n + 1 :] if rules.content(d)][:2]
+                    after = [d for _, d in clause[n + 1 :] if _claims(d, rules)][:2]
                 else:
                     left = max((m for m in range(n) if clause[m][1].folded in rules.coordinators), default=-1)
                     right = next(
                         (m for m in range(n + 1, len(clause)) if clause[m][1].folded in rules.coordinators), None
                     )
                     first = n + 1 if left < 0 and right is not None else left + 1  # the subject of both: not it
-                    after = [d for _, d in clause[first:right] if rules.content(d)]
+                    after = [d for _, d in clause[first:right] if _claims(d, rules)]
                 reached |= {f for d in after for f in rules.forms(d.folded)}
             keys = frozenset(k for _, c in clause for k in rules.keys(c.folded))
             out.append((start, content, keys, frozenset(reached), i))
@@ -762,6 +778,12 @@ def _clauses(tokens: list[_Token], rules: _Rules, negators: frozenset = frozense
         elif t.kind == "word":
             clause.append((i, t))
     return out
+
+
+def _claims(token: _Token, rules: _Rules) -> bool:
+    """A word a negation can deny: a content word, or a function word of four letters or more
+    (`прави`, `können`: stop words that are verbs; not `den`, nor a light verb: `werden`)."""
+    return rules.content(token) or (rules.polar(token) and len(token.folded) > 3 and not rules.light(token))
 
 
 def _in_order(letters: str, word: str) -> bool:
@@ -823,8 +845,9 @@ def _quantifiers(tokens: list[_Token], rules: _Rules, counted: bool = False) -> 
         superlative = before in rules.superlative or (
             t.folded == "most" and (before in ("the", "a", "an") or after.endswith("ly"))
         )
-        frequency = t.folded in rules.every and rules.units.get(after, set()) & words.TIME_UNITS
-        number = cls == "all" and i + 1 < len(tokens) and tokens[i + 1].kind == "number"
+        unit = tokens[i + 2].folded if i + 2 < len(tokens) and tokens[i + 1].kind == "number" else after
+        frequency = t.folded in rules.every and rules.units.get(unit, set()) & words.TIME_UNITS  # `every six months`
+        number = cls == "all" and i + 1 < len(tokens) and tokens[i + 1].text[:1].isdecimal()  # not `all two-thirds`
         if cls and not superlative and not frequency and (counted or not number):  # `the most`: a superlative;
             out.append((t, cls))  # `every year`: a frequency; `all 96 cables`: the number's claim (`counted`: kept)
     return out
@@ -877,7 +900,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     best = evidence.best_sentence({rules.stem(t.folded) for t in tokens if rules.polar(t)})
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
     compared = any(t.folded in rules.comparison or t.folded.endswith(rules.comparative_endings) for t in tokens)
-    stated = {v for t in tokens if t.kind == "number" for v in t.values}
+    stated = [_number(tokens, k, rules) for k, t in enumerate(tokens) if t.kind == "number"]
     done |= _lead_in(tokens, rules)
     negators = frozenset(i for i, t in enumerate(tokens) if _negated_word(t, evidence))
     done |= negators
@@ -902,7 +925,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
                     }  # `340 km long`: the length is the claim, where the sources say no `deep`
             if evidence.holds_number(claim) or exempt.holds_number(claim, context=False):
                 continue
-            if derived := evidence.derivation(claim, compared, stated - claim.values):
+            if derived := evidence.derivation(claim, compared, [n for n in stated if not n.values & claim.values]):
                 worked.append(derived)
                 continue
             held = lambda other, c=claim: other.holds_number(c)  # noqa: E731
