@@ -1,13 +1,14 @@
 """The extractive answerer: it writes nothing, it points.
 
-The answer is one sentence of the sources that passed the gate, verbatim, cited as [1] with a
-`#char` fragment that slices exactly that sentence out of its document. The document's own
+The answer is one sentence of the sources that passed the gate (two adjacent ones when only the
+second holds the kind of answer asked for), verbatim, cited as [1] with a `#char` fragment that
+slices exactly that text out of its document, and a short answer inside it with its own fragment. The document's own
 reference marks (`[2]`, `[12][13]`, as an encyclopedia writes them) are left out of the answer's
 text, where they would read as citations of other sources; the quote keeps them. It is supported by
 construction, works in any language pysbd segments (others by its English rules), and costs
 milliseconds (the default rule reads no model). How the sentence is chosen is measured, not assumed
-(bench/extractive_scoring.py, docs/answering.md): SCORING names the rule that won on the bundled
-corpus, and the other rules stay selectable for the comparison.
+(bench/extractive_scoring.py, docs/answering.md): SCORING names the default, and the other rules
+stay selectable for the comparison.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from rag_assets.retrieval.fusion import rrf
 from rag_assets.retrieval.lexical import Tokenizer
 
 SCORINGS = ("reading", "dense", "lexical", "hybrid", "first")
-SCORING = "reading"  # the most answers on XQuAD and on the bundled corpus (docs/answering.md)
-# the reading rule: a sentence's share of the question's terms (idf-weighted), plus KIND when it
-# holds the kind of answer asked for (a year for "when"), less RANK per source rank (the retriever's
-# order as a prior); weights chosen on XQuAD English (bench/extractive_scoring.py), not the bundled set
-# and SURFACE times its share of the question's words as written (stop words too: `of the`)
+SCORING = "reading"  # ties lexical on answers contained, and reads the kind asked (docs/answering.md)
+# the reading rule: a sentence's share of the question's terms (idf-weighted; a compound or
+# derivation counts COMPOUND), plus SURFACE times its share of the question's words as written (stop
+# words too: `of the`), plus KIND when it holds the kind of answer asked for (a year for "when"), less
+# RANK per source rank (the retriever's order as a prior); chosen on XQuAD English
+# (bench/extractive_scoring.py, bench/answers.py), not on the bundled set
 KIND, RANK, SURFACE, COMPOUND = 0.3, 0.05, 0.2, 0.5
 _SURFACE = re.compile(r"\w+")
 MIN_LETTERS = 12  # a "sentence" with fewer letters (a heading, a table cell) is never the answer
