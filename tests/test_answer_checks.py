@@ -505,6 +505,12 @@ ABBREVIATIONS = [
      "SUPPORTED"),
     ("en", "It was approved by the European Medicines Agency in 2014.", "The FDA approved it in 2014 [1].",
      "NOT IN SOURCE"),
+    ("en", "The Pauli exclusion principle keeps atoms apart.", "The Paul exclusion principle keeps atoms apart [1].",
+     "UNSUPPORTED"),  # one letter short is no abbreviation
+    ("de", "Nichtrevolutionärer ziviler Ungehorsam ist passiv.", "NTL ziviler Ungehorsam ist passiv [1].",
+     "NOT IN SOURCE"),  # three letters without a full stop are no title's abbreviation
+    ("en", "Oxygen is the most abundant element in the crust.", "United is the most abundant element in the crust [1].",
+     "NOT IN SOURCE"),  # `United` is no un- + `ited`
 ]  # fmt: skip
 
 

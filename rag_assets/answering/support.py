@@ -523,21 +523,18 @@ class _Evidence:
 
     def abbreviates(self, tokens: list[_Token], i: int) -> bool:
         """Word i abbreviates a word the sources write before the word that follows it here (`St
-        Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: two or three letters, in
-        order, the first first, of a word two letters longer at least: `Paul` is no `Pauli`), or
+        Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: two letters, or three and a
+        full stop, in order, the first first, of a word two letters longer at least: `Paul` is no
+        `Pauli`, `NTL` no `nichtrevolutionärer`), or
         is a name the sources write with an ending of one or two letters more or less (`Горбунов`,
         `Горбунова`) in a language that inflects names."""
         word = tokens[i].folded
         nxt = next((t.folded for t in tokens[i + 1 : i + 3] if t.kind == "word"), "")
+        short = len(word) == 2 or (len(word) == 3 and i + 1 < len(tokens) and tokens[i + 1].text == ".")
         for before in self.before.get(nxt, ()):
-            if (
-                2 <= len(word) <= 3
-                and len(before) >= len(word) + 2
-                and before[0] == word[0]
-                and _in_order(word, before)
-            ):
+            if short and len(before) >= len(word) + 2 and before[0] == word[0] and _in_order(word, before):
                 return True
-        if not nxt and 2 <= len(word) <= 3 and any(len(w) > 4 and w.startswith(word) for w in self.words):
+        if not nxt and short and any(len(w) > 4 and w.startswith(word) for w in self.words):
             return True  # `Αγ.` that ended the sentence where the name's next word began another
         return (
             self.rules.language in ("de", "bg", "ru", "el")
@@ -1001,8 +998,8 @@ def _negated_word(token: _Token, evidence: _Evidence) -> bool:
     """A word that negates by a prefix (`unsafe`, `несудоходна`) where the sources hold the word
     without it and not the word itself."""
     rules = evidence.rules
-    if token.kind != "word" or not rules.content(token) or evidence.holds_word(token):
-        return False
+    if token.kind != "word" or not rules.content(token) or token.text[0].isupper() or evidence.holds_word(token):
+        return False  # a capitalised word is no negation: `United` is no un-ited
     return any(
         token.folded.startswith(prefix)
         and len(token.folded) - len(prefix) >= STEM_MIN
