@@ -159,7 +159,7 @@ def test_everything_materialises_to_parquet_with_metadata_and_passing_checks(tin
             (cited,) = json.loads(r.citations)
             start, end = fragment_range(cited["fragment"])
             assert r.answer == cited["quote"] + " [1]" and texts[cited["document_id"]][start:end] == cited["quote"]
-            assert r.supported and r.generator.startswith("extractive (lexical sentence choice")
+            assert r.supported and r.generator.startswith("extractive (reading sentence choice")
         meta = instance.get_latest_materialization_event(AssetKey("generation_eval")).asset_materialization.metadata
         assert set(meta["latency_ms"].value) == {"generate", "extractive"}
         assert "abstained (either)" in meta["summary"].value and "| generate | extractive |" in meta["comparison"].value
@@ -256,7 +256,7 @@ def test_cli_run_keeps_history_in_the_data_dir_and_prints_a_summary(tiny_dataset
     answer = json.loads(capsys.readouterr().out)
     assert not answer["refused"] and answer["strategy"] == "E" and answer["retriever"] == "hybrid"
     assert answer["answerer"] == "extractive" and answer["answer"] == "The inlet valve must face north. [1]"
-    assert answer["supported"] and answer["model"].startswith("extractive (lexical")  # the default: no generator
+    assert answer["supported"] and answer["model"].startswith("extractive (reading")  # the default: no generator
     assert main([*ask, "--answerer", "generate", "Which way should the inlet valve face?"]) == 0
     generated = json.loads(capsys.readouterr().out)
     assert generated["answer"] and generated["model"].startswith("HuggingFaceTB/SmolLM2")
