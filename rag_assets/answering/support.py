@@ -15,14 +15,17 @@ cites none, against every source shown), in the language of the answer and its s
   stopwords-iso's otherwise): held whole, by stem (Snowball, BulStem), by lemma (simplemma), by
   a shared prefix of all but its last STEM_SLACK letters, as German compound parts, as an
   abbreviation of words the source writes (or back), or as a unit's name or symbol.
-Two levels: a number, unit, name, negation, quantifier, ordinal or exclusive-class word that
-differs from the source is a contradiction (UNSUPPORTED); a word the source does not hold is
-NOT IN SOURCE. Words that speak of the sources (`according`), hedges on a number (`about`) and the
-answer prefix the project wrote are no claims; the question's words are claims like any, and a
-claim only the question holds is labelled so. A sentence found verbatim in a quote it cites is
-supported as it stands. Text is compared after Unicode compatibility folding, without accents and
-case. What this catches and misses is measured by bench/support_realistic.py and
-bench/support_check.py (docs/answering.md, "The support check").
+Two levels: a number, unit, name, negation, quantifier, ordinal or exclusive-class word where the
+source states something else is a contradiction (UNSUPPORTED, with what it states); a word or
+number the source does not hold is NOT IN SOURCE; a number worked out from two one source states
+(`77 years = 1968 − 1891`) is supported, with the working. Words that speak of the sources
+(`according`, `the source says that`, `в источнике сказано`), hedges on a number (`about`), a cited
+document's title and headings, and the answer prefix the project wrote are no claims; the
+question's words are claims like any, and a claim only the question holds is labelled so. A
+sentence found verbatim in a quote it cites is supported as it stands. Text is compared after
+Unicode compatibility folding, without accents and case. What this catches and misses is
+measured by bench/support_realistic.py and bench/support_check.py (docs/answering.md, "The
+support check").
 """
 
 from __future__ import annotations
