@@ -62,16 +62,16 @@ _ASKS = {
     },
 }
 # the asked kinds whose absence from every kept source refuses the question: only where the kind is
-# unmistakable (`how long` may be answered "until the end of the term", a `when` clause asks no date)
+# unmistakable (`how long` may be answered "until the end of the term", `when is X correct?` asks a
+# condition, a `when` clause asks nothing); past `when` in English, a year named in the other languages
 _STRICT = {
-    "en": {"date": r"^(when (was|were|is|are|did|does|do|will|would|had|has|have|can|could|should|might)|in what year"
-           r"|what year|in which year|which year)\b(?!.*\b(what|which|who|how)\b)",
+    "en": {"date": r"^(when (was|were|did|had)|in what year|what year|in which year|which year)\b"
+           r"(?!.*\b(what|which|who|how)\b)",
            "number": r"\bhow (many|much)\b"},
-    "de": {"date": r"^(wann|in welchem jahr)\b(?!.*\b(was|welche[mnrs]?|wer|wie)\b)", "number": r"\bwie viele?\b"},
-    "bg": {"date": r"^(кога|в коя година|през коя година)\b(?!.*\b(какво|кой|коя|кое|кои|как)\b)",
-           "number": r"\bколко\b"},
-    "ru": {"date": r"^(когда|в каком году)\b(?!.*\b(что|какой|какая|кто|как)\b)", "number": r"\bсколько\b"},
-    "el": {"date": r"^(ποτε|ποιο ετος)\b(?!.*\b(τι|ποιος|ποια|ποιο|πως)\b)", "number": r"\bποσ(α|οι|ες|ους|ων)\b"},
+    "de": {"date": r"\bin welchem jahr\b", "number": r"\bwie viele?\b"},
+    "bg": {"date": r"\b(в|през) коя година\b", "number": r"\bколко\b"},
+    "ru": {"date": r"\bв каком году\b", "number": r"\bсколько\b"},
+    "el": {"date": r"\b(ποιο ετος|ποια χρονια)\b", "number": r"\bποσ(α|οι|ες|ους|ων)\b"},
 }  # fmt: skip
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 # words that ask rather than say: never a term the sources must hold
