@@ -37,5 +37,5 @@ def read(layout: DataDir) -> dict:
         except ValueError as exc:
             raise storage.RecordError(f"{path} cannot be read: {exc}") from None
     except (OSError, storage.RecordError) as exc:
-        raise ValueError(f"{exc}: delete it, and `rag-assets run` chooses again") from None
+        raise ValueError(f"{exc}: delete it, and `rag-assets run --data-dir {layout.root}` chooses again") from None
     return {"models": record["models"], "model_choice": f"as the last run: {printable(record['reason'])}"}

@@ -242,7 +242,10 @@ def add_key(path: Path, key_id: str, tenant: str | None, operator: bool, expires
     with _changing(path):
         rows = _rows(path)
         if any(row.get("id") == key_id for row in rows):
-            raise KeysFileError(f"{path} already has a key with id {key_id!r} (rotate it: `rag-assets keys rotate`)")
+            raise KeysFileError(
+                f"{path} already has a key with id {key_id!r} "
+                f"(rotate it: `rag-assets keys rotate --id {key_id} --keys {path}`)"
+            )
         key = secrets.token_urlsafe(32)
         entry = {"id": key_id, "sha256": digest(key), "created": datetime.now(UTC).isoformat(timespec="seconds")}
         entry.update({"operator": True} if operator else {"tenant": check_tenant(tenant or "")})

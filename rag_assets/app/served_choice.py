@@ -57,4 +57,6 @@ def _record(layout: DataDir) -> dict:
     try:
         return storage.read_record(path, fields={"retriever": str, "chosen": str, "from": dict}) or {}
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{exc}: choose again with `rag-assets use`, or delete {path}") from None
+        raise ValueError(
+            f"{exc}: choose again with `rag-assets use CONFIG --data-dir {layout.root}`, or delete {path}"
+        ) from None
