@@ -62,6 +62,13 @@ def secret(name: str) -> str | None:
     return value(name)
 
 
+def quiet_library_bars() -> None:
+    """Turn off the model libraries' own progress bars in this process (huggingface_hub's switch,
+    which transformers' "Loading weights" follows), unless the user set it: off a terminal they
+    would write a line per redraw. Called before those libraries load."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
 def for_child(**extra: str) -> dict[str, str]:
     """This process's environment for a process it starts, with `extra` set."""
     return {**os.environ, **extra}

@@ -4,7 +4,6 @@ file or a pipe keeps what a reader needs, not every redraw of a bar), fed by the
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -12,10 +11,11 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from rag_assets import environment
+
 if not sys.stderr.isatty():
-    # Bars write a line per pass there; the model libraries' own bars (transformers' "Loading
-    # weights" follows huggingface_hub's switch) would write one per redraw. Set before they load.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # Bars write a line per pass there; the model libraries' own bars would write one per redraw.
+    environment.quiet_library_bars()
 
 
 @dataclass

@@ -152,6 +152,8 @@ def _read_file(path: Path, limit: int) -> bytes | None:
         if os.path.islink(path):
             raise NotAFile(f"{path} cannot be read: it is a link to nothing ({os.readlink(path)})") from None
         return None
+    except NotADirectoryError:  # a folder on the way is a file: nothing is there (the caller says what it needs)
+        return None
     except OSError as exc:
         raise NotAFile(f"{path} cannot be read: {exc.strerror or exc}") from None
     try:
