@@ -10,12 +10,14 @@ changed, a claim only the question holds, content the source does not mention, .
 and the reason. Sets: en, bg, de (written while the check was rebuilt, and read then); ru, el,
 en_unseen, bg_unseen, de_unseen (written by helpers that never saw the check, first run once it was
 written, then read); en_heldout, bg_heldout, de_heldout, ru_heldout, el_heldout (written the same
-way after those were read, on three new paragraphs per language; docs/answering.md gives their
-first run). Each answer is checked as `ask` checks it, against its source cited as [1], with its
-question. Prints per kind and overall the share of unsupported answers flagged and of supported
-answers passed, with Wilson 95 % intervals; how many were flagged at the upper level (UNSUPPORTED,
-a contradiction); and each miss. With --judge-url each sentence is also put to that
-OpenAI-compatible endpoint's model (rag_assets.answering.judge), whose own shares are printed too.
+way after those were read, on three new paragraphs per language; docs/answering.md gives their first
+run); <language>_heldout2 for all five (written the same way for issue 49, on three more paragraphs
+per language y_<language>_1..3, run once unfitted after its rules were committed). Each answer is
+checked as `ask` checks it, against its source cited as [1], with its question. Prints per kind and
+overall the share of unsupported answers flagged and of supported answers passed, with Wilson 95 %
+intervals; how many were flagged at the upper level (UNSUPPORTED, a contradiction); and each miss.
+With --judge-url each sentence is also put to that OpenAI-compatible endpoint's model
+(rag_assets.answering.judge), whose own shares are printed too.
 
 This bench imports nothing of rag_assets.answering.support but `check_support`
 (tests/test_support_bench.py holds it to that): its inputs are written by hand, not from the
@@ -39,7 +41,8 @@ def main() -> None:
     p.add_argument(
         "--set",
         default="en",
-        help="which set: en, bg, de, ru, el, <language>_unseen (en, bg, de), <language>_heldout (all five)",
+        help="which set: en, bg, de, ru, el, <language>_unseen (en, bg, de), <language>_heldout and "
+        "<language>_heldout2 (all five)",
     )
     p.add_argument("--judge-url", help="also ask the model at this OpenAI-compatible API base, per sentence")
     p.add_argument("--judge-model", help="its name on --judge-url")
