@@ -43,8 +43,10 @@ def test_serve_model_keeps_the_slot_of_a_request_that_timed_out_until_its_decodi
     that timed out goes on, and is admitted once it has ended."""
     port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
-    command = [*CLI, "serve-model", "--port", str(port), "--queue", "0", "--timeout", "0.5"]
-    long = {"model": MODEL, "messages": [{"role": "user", "content": "Count from 1 to 500."}], "max_tokens": 4}
+    # the shortest timeout and 48 tokens of counting: a decoding of about a second on any CPU here (4
+    # tokens within 0.5 s answered 200 on a quiet machine)
+    command = [*CLI, "serve-model", "--port", str(port), "--queue", "0", "--timeout", "0.1"]
+    long = {"model": MODEL, "messages": [{"role": "user", "content": "Count from 1 to 500."}], "max_tokens": 48}
     with running_process(command, base + "/models", "serve-model", 240):
         first = httpx.post(base + "/chat/completions", json=long, timeout=60)
         second = httpx.post(base + "/chat/completions", json=long, timeout=60)
