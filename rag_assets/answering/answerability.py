@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rag_assets.answering.reading import Question, Term, held_terms, matches, words_of
 from rag_assets.answering.short_answer import short_answer_of_kind
@@ -58,12 +58,8 @@ class Reading:
     asked: str | None
     held: list[str]  # the question's terms some kept source holds
     missing: list[str]  # those none holds
-    rare_missing: list[str]  # of those, the names and numbers no chunk of the corpus holds
-    kind_found: bool | None  # a kept source holds the asked kind (None: no kind asked)
-    language: tuple[str, float] = ("und", 0.0)  # the question's language as read, and how sure
-    refused_by: str | None = None  # language, terms or kind
+    refused_by: str | None = None  # language, terms, kind or negation
     reason: str | None = None  # one line a user reads
-    shares: dict = field(default_factory=dict)  # term -> share of corpus chunks holding it
 
 
 def read_against(
@@ -82,23 +78,17 @@ def read_against(
     held = held_terms(question, keys)
     held_keys = {t.key for t in held}
     missing = [t for t in question.terms if t.key not in held_keys]
-    shares = {t.text: share(t.text) for t in missing} if share else {}
     named_runs = {t.run for t in held if t.run >= 0}  # Graham Twigg: the sources may say Twigg alone
     rare = [
         t.text
         for t in missing
         if (t.name or t.number)
         and share is not None
-        and shares[t.text] == 0
         and t.run not in named_runs
+        and share(t.text) == 0
         and not _spelled_otherwise(t, texts)
     ]
-    kind_found = None
-    if question.asked:
-        kind_found = any(short_answer_of_kind(question, text) is not None for text in texts)
-    reading = Reading(question.asked, [t.text for t in held], [t.text for t in missing], rare, kind_found)
-    reading.shares = shares
-    reading.language = question_language(question.text)
+    reading = Reading(question.asked, [t.text for t in held], [t.text for t in missing])
     unread = unread_language(question.text, question.language, model, model_languages, reader)
     if unread:
         reading.refused_by, reading.reason = "language", unread
@@ -106,7 +96,7 @@ def read_against(
         reading.refused_by = "terms"
         named = ", ".join(f'"{t}"' for t in rare)
         reading.reason = f"the sources never mention {named}"
-    elif question.strict and not kind_found:
+    elif question.strict and not any(short_answer_of_kind(question, text) for text in texts):
         reading.refused_by = "kind"
         reading.reason = f"the question asks for a {question.asked} and no source kept holds one"
     else:

@@ -56,6 +56,11 @@ def with_titles(chunks: pd.DataFrame, snapshot: pd.DataFrame) -> pd.DataFrame:
     return chunks.merge(snapshot[["document_id", "title"]], on="document_id", how="left", validate="many_to_one")
 
 
+def _language(row) -> str:
+    """A kept chunk's language: its document's, as the snapshot identified it, else read from its text."""
+    return row.get("language") or language_of(row["content"])
+
+
 HIT_FIELDS = ["chunk_id", "document_id", "title", "section", "start", "end", "content", "locator", "language"]
 
 
@@ -67,7 +72,7 @@ class Answer:
     threshold: float
     refused: bool  # by the gate or by the reading of the question, before any model call
     nearest_distance: float | None
-    refused_by: str | None = None  # distance, language, terms or kind (answering.answerability)
+    refused_by: str | None = None  # distance, language, terms, kind or negation (answering.answerability)
     refusal: str | None = None  # why, in one line a user reads
     asked: str | None = None  # the kind of answer the question asks for: date, number, person, place
     terms_held: list[str] = field(default_factory=list)  # the question's terms the kept sources hold
@@ -280,8 +285,7 @@ class Answerer:
             refused_by=None if kept else "distance",
         )
         if not kept:  # nothing near: and if the model cannot read the question's language, say so
-            sources = [self.rows.loc[c] for c in ids[:1]]
-            language = (sources[0].get("language") or language_of(sources[0]["content"])) if sources else "en"
+            language = _language(self.rows.loc[ids[0]]) if ids else "en"
             unread = unread_language(question, language, self.model, self.model_languages, MULTILINGUAL_EMBEDDER)
             if unread:
                 result.refused_by, result.refusal = "language", unread
@@ -303,7 +307,7 @@ class Answerer:
     def _refused_on_reading(self, result: Answer, hits: list[dict]) -> bool:
         """The question read against the kept chunks (answering.answerability): its asked kind and
         terms recorded, and True (with the reason) when they cannot answer it."""
-        language = hits[0].get("language") or language_of(hits[0]["content"])
+        language = _language(hits[0])
         bm25 = getattr(self.index, "bm25", None)
         reading = read_against(
             read_question(result.question, language),

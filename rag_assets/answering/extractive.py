@@ -132,15 +132,15 @@ class Extractive:
     def rendered(self, prompt: str) -> str:
         return prompt
 
-    def ranked(self, question: str, candidates: list[tuple[Citation, int, int]]) -> list[int]:
-        """Candidate positions, best first, by this answerer's scoring."""
-        texts = [c.quote[a:b] for c, a, b in candidates]
-        order = list(range(len(texts)))
+    def ranked(self, read: Question, candidates: list[tuple[Citation, int, int]]) -> list[int]:
+        """Candidate positions, best first, by this answerer's scoring of the question as read."""
+        order = list(range(len(candidates)))
         if self.scoring == "first":
             return order
         if self.scoring == "reading":
-            scores = _reading_scores(read_question(question, _language(candidates)), candidates)
+            scores = _reading_scores(read, candidates)
             return sorted(order, key=lambda i: (-scores[i], i))
+        question, texts = read.text, [c.quote[a:b] for c, a, b in candidates]
         by_dense = by_lexical = order
         if self.scoring in ("dense", "hybrid"):
             similarity = self.embedder.encode(texts) @ self.embedder.encode([question], query=True)[0]
@@ -159,9 +159,9 @@ class Extractive:
         candidates = sentences_of(context.citations)
         if not candidates:
             return Generation("", 0, 0, (time.perf_counter() - t0) * 1000, failure="no sentence in the sources")
-        best = self.ranked(question, candidates)[0]
-        source, start, end = candidates[best]
         read = read_question(question, _language(candidates))
+        best = self.ranked(read, candidates)[0]
+        source, start, end = candidates[best]
         if self.scoring == "reading":
             start, end = _with_neighbour(read, candidates, best)
         offset = fragment_range(source.fragment)[0]
