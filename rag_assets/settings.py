@@ -125,7 +125,10 @@ class Settings:
         if self.draft_questions is not None and not 1 <= self.draft_questions <= MAX_DRAFTED:
             yield f"a drafted set asks about 1 to {MAX_DRAFTED:,} needles, got {self.draft_questions}"
         if self.experiment and not Path(self.experiment).is_file():
-            yield f"no experiment file {self.experiment} (write one with `rag-assets init`)"
+            yield (
+                f"no experiment file {self.experiment} (write one with `rag-assets init --dataset {self.dataset} "
+                f"--data-dir {self.data_dir} --out {self.experiment}`)"
+            )
         if self.generator_url and self.generator:
             yield "--generator and --generator-url name two generators: give one"
         if self.generator_model and not self.generator_url:

@@ -80,7 +80,10 @@ def _read(path: Path) -> list[dict]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise KeysFileError(f"no keys file at {path}: make one with `rag-assets keys add --keys {path}`") from None
+        raise KeysFileError(
+            f"no keys file at {path}: make one with `rag-assets keys add --keys {path} --id NAME --tenant TENANT` "
+            "(NAME: the key's name; TENANT: whose documents it sees, or --operator for all)"
+        ) from None
     except OSError as exc:
         raise KeysFileError(f"{path} cannot be opened: {exc.strerror or exc}") from None
     try:

@@ -297,17 +297,21 @@ def dataset_of(args: argparse.Namespace):
         return Dataset(chosen).check()
 
 
-def experiment_of(root: Path, named: str | None):
+def experiment_of(root: Path, named: str | None, data_dir=None):
     """The experiment file beside the documents (or the one `named`), read and checked: its path and
-    the experiment; a one-line refusal when there is none or it does not hold."""
+    the experiment; a one-line refusal when there is none or it does not hold, whose `init` command
+    writes it where it was looked for (for the dataset `root` and the data dir the command was given)."""
     from rag_assets.experiment import spec
 
     path = spec.find(root, named or None)
+    init = f"rag-assets init --dataset {root}" + (f" --data-dir {data_dir}" if data_dir is not None else "")
     if path is None:
         raise CommandError(
             f"no experiment file: {root / spec.FILE_NAME} does not exist; write one with "
-            "`rag-assets init` or name one with --experiment FILE"
+            f"`{init}` or name one with --experiment FILE"
         )
+    if not path.exists() and not path.is_symlink():
+        raise CommandError(f"{path}: no such experiment file; write one with `{init} --out {path}`")
     with refusing(spec.ExperimentError, ValueError):
         return path, spec.load(path)
 

@@ -284,6 +284,14 @@ def figures(table: pd.DataFrame, needles: int, counts: dict, settings: dict, dra
     }
 
 
+def draft_anyway(written: Path, cache_root) -> str:
+    """The command that drafts anyway, as printed: the dataset the written set belongs to and the
+    data dir whose draft cache `cache_root` is (DataDir.draft_cache: <data dir>/cache/drafts)."""
+    data_dir = cache_root.parent.parent if Path(str(cache_root)).parts[-2:] == ("cache", "drafts") else None
+    where = f" --data-dir {data_dir}" if data_dir is not None else ""
+    return f"rag-assets run --dataset {Path(written).parent}{where} --questions drafted"
+
+
 class NeedsLocalGenerator(RuntimeError):
     """Drafting reads token log-probabilities, which only a model this process loads gives."""
 
@@ -300,7 +308,7 @@ def draft_set(
     if not question_set.drafts(mode, have, min_written):
         why = (
             f"questions.jsonl has {have} valid answerable questions (at least {min_written}): the written set is "
-            "used; `rag-assets run --questions drafted` drafts anyway"
+            f"used; `{draft_anyway(written, cache_root)}` drafts anyway"
         )
         return Outcome(pd.DataFrame(columns=DRAFT_COLUMNS), {"drafted": 0, "why": why}, version="not drafted")
     found, counts = candidates.candidates(snapshot, settings["seed"])

@@ -158,7 +158,7 @@ def load(path: str | Path) -> Experiment:
     path = Path(path)
     try:
         if not path.is_file():
-            raise ExperimentError(f"{path}: no such experiment file (write one with `rag-assets init`)")
+            raise ExperimentError(f"{path}: no such experiment file (write one with `rag-assets init --out {path}`)")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise ExperimentError(f"{path}: {path.stat().st_size:,} bytes; an experiment file is at most 1 MiB")
         node = yaml.compose(path.read_text(encoding="utf-8"))

@@ -120,7 +120,7 @@ def command(args: argparse.Namespace) -> int:
     check_compute(settings)
     experiment = None
     if args.experiment is not None:
-        found, experiment = experiment_of(Path(settings.dataset), args.experiment)
+        found, experiment = experiment_of(Path(settings.dataset), args.experiment, settings.data_dir)
         with refusing(ValueError):
             settings = settings.replace(experiment=str(found))
     if settings.generator_url:  # an endpoint that cannot answer is refused before the run starts
