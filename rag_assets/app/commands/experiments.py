@@ -9,6 +9,7 @@ import argparse
 import importlib.util
 import math
 import os
+import time
 from pathlib import Path
 
 from rag_assets.app.options import (
@@ -21,14 +22,6 @@ from rag_assets.app.options import (
     settings_of,
     writable,
 )
-
-# Texts a second each embedder kind encodes on this 2-core machine (bench/experiment.py measures
-# them): only for check's estimate, which says it is one.
-RATES = {"minilm": 150, "minilm-fp32": 60, "mpnet": 12, "me5-small": 40, "me5-small-int8": 100, "path": 30, "url": 100}
-CONFIG_OVERHEAD_S = 2.0  # chunking, indexing and searching one configuration's questions
-RERANK_PAIRS_PER_S = {"cross_encoder": 100, "url": 50, "llm": 2}
-CHARS_PER_CHUNK = {"preset": 450, "sentences": 120}
-CHARS_PER_TOKEN = 4.0
 
 
 def add(sub) -> None:
@@ -104,8 +97,10 @@ def init_command(args: argparse.Namespace) -> int:
         raise CommandError(f"{out} is a link: an experiment file is written as a file of its own, never through one")
     if out.exists() and not out.is_file():
         raise CommandError(f"{out} is not a file: give --out a file name such as experiment.yaml")
+    named = "" if out == dataset.root / spec.FILE_NAME else f" --experiment {out}"
+    check = f"rag-assets check --dataset {dataset.root} --data-dir {args.data_dir}{named}"
     if out.exists() and not args.force:
-        raise CommandError(f"{out} exists: check it with `rag-assets check --experiment {out}`, or --force")
+        raise CommandError(f"{out} exists: check it with `{check}`, or --force")
     try:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -113,11 +108,7 @@ def init_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     experiment = spec.load(out)
-    named = "" if out == dataset.root / spec.FILE_NAME else f" --experiment {out}"
-    print(
-        f"wrote {out}: {len(experiment.configurations)} configurations; check it with `rag-assets check --dataset "
-        f"{dataset.root} --data-dir {args.data_dir}{named}`"
-    )
+    print(f"wrote {out}: {len(experiment.configurations)} configurations; check it with `{check}`")
     return 0
 
 
@@ -133,24 +124,23 @@ def _named_dataset(args: argparse.Namespace):
 
 
 def check_command(args: argparse.Namespace) -> int:
-    import time
-
     from rag_assets.experiment import spec
 
     started = time.perf_counter()
     dataset = _named_dataset(args)
-    path, experiment = experiment_of(dataset.root, args.experiment)
+    path, experiment = experiment_of(dataset.root, args.experiment, args.data_dir)
     from rag_assets.layout import DataDir
 
     notes = _probe_endpoints(experiment, DataDir(args.data_dir).endpoint_records)
     print(f"{path}: {len(experiment.configurations)} configurations ({_searched(experiment)})")
     for axis in spec.AXES:
         print(f"  {axis}: {', '.join(a.name for a in experiment.arms[axis])}")
-    for line in _estimate(experiment, dataset):
+    texts, models, chunk_s, unknown = _chunk_sets(experiment, dataset)
+    for line in _estimate(experiment, dataset, DataDir(args.data_dir), texts, models, chunk_s):
         print(f"  {line}")
     for config, why in experiment.skipped.items():
         print(f"  not run: {config}: {why}")
-    for line in _windows(experiment, dataset):
+    for line in _windows(experiment, texts, models, unknown):
         print(f"  {line}")
     for line in notes:
         print(f"  note: {line}")
@@ -169,12 +159,12 @@ def use_command(args: argparse.Namespace) -> int:
     if bool(args.config) == args.list:
         raise CommandError("name a configuration (as the leaderboard names it), or --list")
     dataset = dataset_of(args)
-    path, experiment = experiment_of(dataset.root, args.experiment)
+    path, experiment = experiment_of(dataset.root, args.experiment, args.data_dir)
     path = path.resolve()
     settings = settings_of(args, dataset)
     layout = DataDir(settings.data_dir)
     if args.list:
-        return _list(experiment, path, layout, settings)
+        return _list(experiment, path, layout, settings, dataset.root)
     with refusing(KeyError):
         config = experiment.configuration(args.config)
     writable(layout.root)
@@ -190,7 +180,7 @@ def use_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list(experiment, path: Path, layout, settings) -> int:
+def _list(experiment, path: Path, layout, settings, dataset: Path) -> int:
     """Each configuration of the file, its leaderboard rank and score, and whether it can be served
     (why not, and what to run, otherwise)."""
     import pandas as pd
@@ -206,7 +196,7 @@ def _list(experiment, path: Path, layout, settings) -> int:
     notes: list[str] = []
     known = arms.identities(experiment, layout.endpoint_records, lambda: local_generator(settings), notes.append, False)
     chosen = served_choice.read(layout).get("chosen")
-    rerun = f"rag-assets run --data-dir {layout.root} --experiment {path}"
+    rerun = f"rag-assets run --dataset {dataset} --data-dir {layout.root} --experiment {path}"
     where = f" --data-dir {layout.root} --experiment {path}"
     metric, k = experiment.rank_by
     print(f"{path} on {layout.root} ({metric}@{k}; * the one ask and serve answer with):")
@@ -274,10 +264,11 @@ def _probe_endpoints(experiment, records: Path) -> list[str]:
     return notes
 
 
-def _windows(experiment, dataset) -> list[str]:
-    """For each (chunker, embedder) of the configurations: how many chunks exceed the embedder's
-    window (the model reads only their start), counted with its own tokenizer on the documents as
-    they are now; an endpoint's window is unknown without a tokenizer."""
+def _chunk_sets(experiment, dataset) -> tuple[dict, dict, dict, list[str]]:
+    """The chunk texts of each (chunker, embedder) the configurations embed, cut here from the
+    documents as they are now, the models (local ones with their tokenizer, endpoints as probed) and
+    the seconds each chunker took; and a line for each pair it could not cut (a size in an endpoint's
+    tokens without its tokenizer)."""
     from rag_assets.experiment.arms import chunk_arm, counter_of
     from rag_assets.ingest.corpus import MAX_BYTES
     from rag_assets.ingest.snapshot import take
@@ -286,83 +277,146 @@ def _windows(experiment, dataset) -> list[str]:
     pairs = {
         (c.chunker.name, c.embedder.name): (c.chunker, c.embedder) for c in experiment.configurations if c.embedder
     }
-    if not pairs:
-        return []
+    texts, models, chunk_s, unknown = {}, {}, {}, []
+    if not pairs and not experiment.configurations:
+        return texts, models, chunk_s, unknown
     documents = take(dataset.documents_dir, MAX_BYTES).table
-    out, models, chunked = ["chunks over each embedder's window (counted with its tokenizer):"], {}, {}
+    chunked: dict = {}
     for chunker, embedder in pairs.values():
-        if embedder.kind == "url" and not embedder.spec.tokenizer:
-            out.append(f"  {chunker.name} x {embedder.name}: window unknown (its tokenizer is behind its endpoint)")
-            continue
         where = f" ({experiment.path}:{embedder.line}: embedder {embedder.name})"
+        unit = getattr(chunker.spec, "unit", "characters")
         if embedder.name not in models:
             from rag_assets.retrieval.packaged import ModelMissing
             from rag_assets.retrieval.remote import EndpointError, Tokenizer
 
-            local = embedder.kind != "url"
             with refusing(ModelMissing, EndpointError, OSError, ValueError, hint=where):
-                models[embedder.name] = embedders.make(embedder.spec) if local else Tokenizer(embedder.spec.tokenizer)
+                if embedder.kind != "url":
+                    models[embedder.name] = embedders.make(embedder.spec)  # weights load on first encode
+                else:  # an endpoint's tokens counted here with its tokenizer, when the arm names one
+                    models[embedder.name] = Tokenizer(embedder.spec.tokenizer) if embedder.spec.tokenizer else None
         model = models[embedder.name]
-        unit = getattr(chunker.spec, "unit", "characters")
+        if embedder.kind == "url" and not embedder.spec.tokenizer and unit == "tokens":
+            unknown.append(f"{chunker.name} x {embedder.name}: not cut here (its tokenizer is behind its endpoint)")
+            continue
         key = (chunker.name, embedder.name if unit == "tokens" else "")
         with refusing(OSError, ValueError, hint=where):  # a folder without a tokenizer or a window loads its weights
             if key not in chunked:
+                t0 = time.perf_counter()
                 chunked[key] = chunk_arm(documents, chunker, counter_of(model)).indexed["text"].tolist()
-            texts = chunked[key]
+                chunk_s[chunker.name] = time.perf_counter() - t0
+        texts[(chunker.name, embedder.name)] = chunked[key]
+    for c in experiment.configurations:  # chunkers of configurations that embed nothing (BM25)
+        if c.chunker.name not in chunk_s and getattr(c.chunker.spec, "unit", "characters") != "tokens":
+            t0 = time.perf_counter()
+            with refusing(OSError, ValueError, hint=f" ({experiment.path}:{c.chunker.line}: chunker {c.chunker.name})"):
+                chunk_arm(documents, c.chunker)
+            chunk_s[c.chunker.name] = time.perf_counter() - t0
+    return texts, models, chunk_s, unknown
+
+
+def _windows(experiment, texts: dict, models: dict, unknown: list[str]) -> list[str]:
+    """For each (chunker, embedder) of the configurations: how many chunks exceed the embedder's
+    window (the model reads only their start), counted with its own tokenizer on the documents as
+    they are now; an endpoint's window is unknown without a tokenizer."""
+    if not texts and not unknown:
+        return []
+    out = ["chunks over each embedder's window (counted with its tokenizer):"]
+    for (chunker, embedder), chunks in texts.items():
+        arm = next(a for a in experiment.arms["embedders"] if a.name == embedder)
+        if arm.kind == "url" and not arm.spec.tokenizer:
+            out.append(f"  {chunker} x {embedder}: window unknown (its tokenizer is behind its endpoint)")
+            continue
+        where = f" ({experiment.path}:{arm.line}: embedder {embedder})"
+        with refusing(OSError, ValueError, hint=where):
+            model = models[embedder]
             if model.window is None:
-                out.append(f"  {chunker.name} x {embedder.name}: window unknown")
+                out.append(f"  {chunker} x {embedder}: window unknown")
                 continue
-            over = int((model.count_tokens(texts) > model.window).sum())
-        out.append(f"  {chunker.name} x {embedder.name}: {over} of {len(texts)} over {model.window} tokens")
+            over = int((model.count_tokens(chunks) > model.window).sum())
+        out.append(f"  {chunker} x {embedder}: {over} of {len(chunks)} over {model.window} tokens")
+    out.extend(f"  {line}" for line in unknown)
     return out
 
 
-def _estimate(experiment, dataset) -> list[str]:
-    """Rough sizes from the documents' bytes (a character each, about), said to be rough."""
-    chars = sum(f.stat().st_size for f in dataset.documents_dir.rglob("*") if f.is_file())
-    questions = _questions(dataset)
+def _estimate(experiment, dataset, layout, texts: dict, models: dict, chunk_s: dict) -> list[str]:
+    """What the run will cost: texts to embed, endpoint calls, questions, and its wall time from the
+    work sampled here now (rag_assets.experiment.estimate)."""
+    from rag_assets.experiment import estimate
 
-    def chunks(arm) -> int:
-        s = arm.spec
-        if s.kind == "preset":
-            return math.ceil(chars / CHARS_PER_CHUNK["preset"])
-        if getattr(s, "cut", None) == "sentences":
-            return math.ceil(chars / CHARS_PER_CHUNK["sentences"])
-        unit = CHARS_PER_TOKEN if getattr(s, "unit", "characters") == "tokens" else 1.0
-        return math.ceil(chars / max(1.0, (s.size - s.absolute_overlap()) * unit))
+    answerable, questions = _questions(dataset)
 
-    pairs = {
-        (c.chunker.name, c.embedder.name): (c.chunker, c.embedder) for c in experiment.configurations if c.embedder
-    }
-    texts = sum(chunks(ch) for ch, _ in pairs.values())
-    seconds = sum(
-        chunks(ch) / RATES.get(getattr(em.spec, "packaged", None), RATES.get(em.kind, 30)) for ch, em in pairs.values()
-    )
+    def cached(model, distinct: list[str]) -> set[str]:
+        return _cached_texts(layout, model, distinct)
+
+    def guard(name: str):
+        arm = next(a for a in experiment.arms["embedders"] if a.name == name)
+        return refusing(OSError, ValueError, hint=f" ({experiment.path}:{arm.line}: embedder {name})")
+
+    made = estimate.estimate(experiment, texts, models, chunk_s, questions, cached, answerable, guard)
+    distinct = {m: set() for _, m in texts}
+    for (_, m), chunks in texts.items():
+        distinct[m].update(chunks)
     calls = 0
-    for ch, em in pairs.values():
-        if em.kind == "url":
-            calls += math.ceil(chunks(ch) / em.spec.batch_size) + questions
+    for (_, m), chunks in texts.items():
+        arm = next(a for a in experiment.arms["embedders"] if a.name == m)
+        if arm.kind == "url":
+            calls += math.ceil(len(chunks) / arm.spec.batch_size) + answerable
     for c in experiment.configurations:
-        seconds += CONFIG_OVERHEAD_S
-        if c.reranker.kind != "none":
-            seconds += questions * c.reranker.spec.depth / RERANK_PAIRS_PER_S[c.reranker.kind]
-            calls += questions if c.reranker.kind == "url" else 0
+        calls += answerable if c.reranker.kind == "url" else 0
+    slow = made.parts.pop("slowdown")
+    parts = ", ".join(f"{part} {estimate.minutes(s)}" for part, s in made.parts.items())
+    nominal = f"; not measured: {'; '.join(made.nominal)}" if made.nominal else ""
     return [
-        f"embeddings: at most about {texts:,} texts over {len(pairs)} (chunker, embedder) pairs; the cache "
-        "skips any text a model embedded before",
+        f"embeddings: {sum(len(t) for t in distinct.values()):,} distinct texts over {len(texts)} (chunker, embedder) "
+        "pairs; the cache skips any text a model embedded before",
         f"endpoint calls: about {calls:,}" + (" (none: every model is local)" if not experiment.endpoints() else ""),
-        f"questions: about {questions} answerable phrasings per configuration",
-        f"estimate: about {_minutes(seconds)} on this machine (rough: from the documents' size "
-        "and nominal rates; the caches make reruns faster, and fresh configurations are not run again)",
+        f"questions: {answerable} answerable phrasings per configuration",
+        f"estimate: about {estimate.minutes(made.seconds)} on this machine now ({parts}; sampled here: each model "
+        f"encoding {estimate.GROUPS * estimate.GROUP} of these chunks and {estimate.TIMED_QUERIES} questions, the CPU "
+        f"{slow:.1f}x as slow as when the constants were measured{nominal}); fresh configurations are not run again",
     ]
 
 
-def _questions(dataset) -> int:
+def _cached_texts(layout, model, texts: list[str]) -> set[str]:
+    """Those of `texts` the data dir's embedding cache holds for `model` (its shards' keys read)."""
+    from rag_assets import storage
+    from rag_assets.retrieval.embedding import text_key
+    from rag_assets.retrieval.embedding_cache import EmbeddingCache
+
+    keys = {text_key(t): t for t in texts}
+    folder = EmbeddingCache(layout.embedding_cache, model).folder
+    held: set[str] = set()
+    if not folder.exists():
+        return held
+    for shard in storage.listing(folder, "shard-*.parquet"):
+        held.update(
+            keys[k] for k in storage.read_parquet(shard, columns=["key"]).column("key").to_pylist() if k in keys
+        )
+    return held
+
+
+def _questions(dataset) -> tuple[int, list[str]]:
+    """How many answerable questions a configuration ranks (at most SAMPLE_ANSWERABLE), and a few of
+    their texts to time."""
+    import json
+
     from rag_assets.catalog import SAMPLE_ANSWERABLE
 
     path = dataset.questions_path
-    lines = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if path.is_file() else SAMPLE_ANSWERABLE
-    return min(lines, SAMPLE_ANSWERABLE)
+    if not path.is_file():
+        return SAMPLE_ANSWERABLE, []
+    count, texts = 0, []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            count += 1
+            if len(texts) < 8:
+                try:
+                    texts.extend(p for p in json.loads(line).get("phrasings", [])[:1] if isinstance(p, str))
+                except (ValueError, AttributeError):
+                    pass
+    return min(count, SAMPLE_ANSWERABLE), texts
 
 
 def _minutes(seconds: float) -> str:
