@@ -560,3 +560,55 @@ SCOPES = [
 def test_what_a_negation_or_a_number_reaches(language, source, answer, supported):
     checked = check_support(answer, [], {1: source}, language)
     assert all(s.supported for s in checked) == supported, checked
+
+
+# A contradiction is claimed only where the source says otherwise of the same thing: a comparison
+# turned round with its sides swapped, both poles named by the answer, a pole the source states
+# beside an exception, how often said another way, a name inflected, a share's complement, a date
+# plus a duration, a change worked out. The near misses beside each are still flagged.
+# (language, source, answer, verdict)
+SAME_THING = [
+    ("de", "Die Anlage ist kleiner als die Mühlenkopfschanze, aber größer als die Falkenschanze.",
+     "Die Mühlenkopfschanze ist größer als die Anlage [1].", "SUPPORTED"),
+    ("de", "Die Anlage ist kleiner als die Mühlenkopfschanze, aber größer als die Falkenschanze.",
+     "Die Falkenschanze ist größer als die Anlage [1].", "UNSUPPORTED"),
+    ("ru", "Расход воды Тальмы примерно вдвое больше, чем у её притока Ульмы.",
+     "Расход воды у Ульмы меньше, чем у Тальмы [1].", "SUPPORTED"),
+    ("ru", "Расход воды Тальмы примерно вдвое больше, чем у её притока Ульмы.",
+     "Расход воды у Тальмы меньше, чем у Ульмы [1].", "UNSUPPORTED"),
+    ("en", "It is deeper than the older Sørnes Tunnel.", "The new tunnel is deeper than the older Sørnes Tunnel [1].",
+     "NOT IN SOURCE"),  # `new` is no contradiction of `older`, though the source never says `new`
+    ("en", "It is deeper than the older Sørnes Tunnel.", "It is deeper than the newer Sørnes Tunnel [1].",
+     "UNSUPPORTED"),
+    ("ru", "Музей открыт ежедневно, кроме понедельника.", "По понедельникам музей закрыт [1].", "NOT IN SOURCE"),
+    ("en", "Most doctors check kidney function every six months.",
+     "Most doctors check kidney function twice a year [1].", "SUPPORTED"),
+    ("en", "Most doctors check kidney function every six months.",
+     "Most doctors check kidney function three times a year [1].", "NOT IN SOURCE"),
+    ("de", "Das Öl wird einmal im Jahr gewechselt, der Filter wöchentlich geprüft.",
+     "Das Öl wird jährlich gewechselt [1].", "SUPPORTED"),
+    ("ru", "Летом к острову ходит теплоход из посёлка Сосновец.", "Летом теплоход из Сосновца ходит к острову [1].",
+     "SUPPORTED"),
+    ("ru", "Летом к острову ходит теплоход из посёлка Сосновец.", "Летом теплоход из Соснова ходит к острову [1].",
+     "UNSUPPORTED"),
+    ("en", "About 40 percent of participants run for a charity.",
+     "About 60 percent of participants do not run for a charity [1].", "SUPPORTED"),
+    ("en", "About 40 percent of participants run for a charity.",
+     "About 60 percent of participants run for a charity [1].", "UNSUPPORTED"),
+    ("ru", "В 2021 году компания разместила облигации сроком на 3 года.",
+     "Компания разместила облигации сроком до 2024 года [1].", "SUPPORTED"),
+    ("ru", "В 2021 году компания разместила облигации сроком на 3 года.",
+     "Компания разместила облигации сроком до 2025 года [1].", "UNSUPPORTED"),
+    ("bg", "През първата година се включили 410 000 души, а през 2023 г. – вече 690 000.",
+     "До 2023 г. броят на участниците се е увеличил с 280 000 души [1].", "NOT IN SOURCE"),  # `участниците`
+    ("de", "Der Windpark hat 64 Windenergieanlagen; sein Vorgänger umfasst nur 40 Anlagen.",
+     "Der Windpark hat 24 Anlagen mehr als sein Vorgänger [1].", "SUPPORTED"),
+    ("de", "Der Windpark hat 64 Windenergieanlagen; sein Vorgänger umfasst nur 40 Anlagen.",
+     "Der Windpark hat 14 Anlagen mehr als sein Vorgänger [1].", "UNSUPPORTED"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "verdict"), SAME_THING)
+def test_a_contradiction_only_where_the_source_says_otherwise_of_the_same_thing(language, source, answer, verdict):
+    (checked,) = check_support(answer, [], {1: source}, language)
+    assert checked.verdict == verdict, checked

@@ -133,7 +133,10 @@ class _Rules:
     coordinators: frozenset  # `and`, `but`: a negation of the verb does not reach past them
     range_words: frozenset  # `to`, `bis`, `до`, `έως`, `and` between two numbers of one unit
     speech: frozenset  # verbs of saying, and their stems: no claim beside a word about the sources
-    comparison: frozenset  # words that compare two things: `than`, `als`, `чем`
+    comparison: frozenset  # words that compare two things or say one changed: `than`, `als`, `чем`, `rose`
+    rest: frozenset  # words of what is left of a whole: `other`, `remaining`, `остальным`, `apart from`
+    than: frozenset  # the word before what is compared against: `than`, `als`, `от`, `чем`, `από`
+    excepting: frozenset  # `except`, `außer`, `кроме`: the other pole of what they except is stated too
     comparative_endings: tuple
 
     def forms(self, word: str) -> set[str]:
@@ -249,7 +252,10 @@ def _rules(language: str) -> _Rules:
         folded(words.COORDINATORS),
         folded(words.RANGE_WORDS),
         folded(words.SPEECH) | {stem(w) for w in folded(words.SPEECH)},
-        folded(words.COMPARISON),
+        folded(words.COMPARISON) | folded(words.CHANGE),
+        folded(words.REST),
+        folded(words.THAN),
+        folded(words.EXCEPT),
         tuple(_of(words.COMPARATIVE_ENDINGS, language)),
     )
 
@@ -359,7 +365,8 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
             out.append(_Token(written, folded, "number", frozenset({Decimal(1)}), frozenset({rules.frequency[folded]})))
         else:
             out.append(_Token(written, folded, "punct" if written in _CLAUSE_BREAK else "word"))
-            if folded in rules.every and rules.units.get(nxt, set()) & words.TIME_UNITS:
+            times = bool(out) and rules.units.get(out[-1].folded) == {"times"}  # `three times every week`: one
+            if folded in rules.every and rules.units.get(nxt, set()) & words.TIME_UNITS and not times:
                 out.append(_Token(written, folded, "number", frozenset({Decimal(1)})))  # every year: once a year
     return out
 
@@ -374,7 +381,12 @@ class _Number:
     written: str = ""  # as written, with its unit word
     after: frozenset = frozenset()  # a number without a unit: the stems of the two words after it, what it counts
     place: tuple = ()  # in a source: (which text, which sentence)
-    rate: bool = False  # a word that is once per a unit (`daily`)
+    per: Decimal | None = None  # how many times a second, where it says how often (`daily`, `twice a year`)
+    per_at: int | None = None  # the index of the word of that period (`year` in `twice a year`)
+
+    @property
+    def rate(self) -> bool:
+        return self.per is not None
 
     @cached_property
     def quantities(self) -> set[tuple[str, str, Decimal]]:
@@ -420,7 +432,30 @@ def _number(tokens: list[_Token], i: int, rules: _Rules, sentence=frozenset()) -
     counted = counted[: next((k for k, t in enumerate(counted) if not rules.content(t)), len(counted))]
     after = frozenset(rules.stem(t.folded) for t in counted)  # `21 arches`, `240 народни представители`
     written = " ".join(t.text for t in tokens[i : (at if at is not None else i + bool(after)) + 1])
-    return _Number(tokens[i].values, unit, frozenset(near), sentence, at, written, after, rate=bool(tokens[i].unit))
+    per, per_at = _how_often(tokens, i, unit, at, rules)
+    return _Number(tokens[i].values, unit, frozenset(near), sentence, at, written, after, per=per, per_at=per_at)
+
+
+def _how_often(tokens: list[_Token], i: int, unit: frozenset, at: int | None, rules: _Rules) -> tuple:
+    """(how many times a second a number says something happens, the index of the word of its
+    period where that word is not the number's unit) where it says how often: `daily`, `every
+    week`, `every six months`, `twice a year`, `einmal im Jahr`, `three times a week`; (None, None)
+    for any other number. `twice a year` is `every six months`."""
+    seconds = lambda u: Decimal(str(words.SCALES[u][1]))  # noqa: E731
+    value = min(tokens[i].values)
+    timed = sorted(unit & words.TIME_UNITS)
+    if tokens[i].unit and timed:  # `daily`
+        return 1 / seconds(timed[0]), None
+    if (tokens[i].folded in rules.every or (i > 0 and tokens[i - 1].folded in rules.every)) and timed and value:
+        return 1 / (value * seconds(timed[0])), None  # `every week`, `every six months`
+    if tokens[i].folded in rules.multiples or unit == {"times"}:  # `twice a year`, `drei Mal pro Woche`
+        for k in range((at if at is not None else i) + 1, min(i + 5, len(tokens))):
+            period = sorted((tokens[k].unit or rules.units.get(tokens[k].folded, frozenset())) & words.TIME_UNITS)
+            if period:
+                return value / seconds(period[0]), k
+            if tokens[k].kind == "number" or tokens[k].folded not in rules.function_words | rules.every:
+                break
+    return None, None
 
 
 def _kind(number: _Number) -> str:
@@ -463,6 +498,7 @@ class _Evidence:
         self.sentences: list[_Sentence] = []
         self.clauses: list[tuple] = []  # _clauses' of every sentence
         self.clause_sentence: list[int] = []  # the index in `sentences` of each clause's sentence
+        self.comparisons: list[tuple] = []  # _comparisons' of every sentence
         for text in texts:
             for start, end in sentence_spans(text, rules.language) or [(0, len(text))]:
                 tokens = _tokens(text[start:end], rules)
@@ -470,6 +506,7 @@ class _Evidence:
                 place = (texts.index(text), len(self.sentences))
                 self.sentences.append(replace(_sentence(tokens, rules), text=text[start:end].strip()))
                 self.initials |= _initials(tokens, rules)
+                self.comparisons += _comparisons(tokens, rules)
                 self.clauses += _clauses(tokens, rules)
                 self.clause_sentence += [len(self.sentences) - 1] * (len(self.clauses) - len(self.clause_sentence))
                 for i, t in enumerate(tokens):
@@ -530,7 +567,8 @@ class _Evidence:
         full stop, in order, the first first, of a word two letters longer at least: `Paul` is no
         `Pauli`, `NTL` no `nichtrevolutionärer`), or
         is a name the sources write with an ending of one or two letters more or less (`Горбунов`,
-        `Горбунова`) in a language that inflects names."""
+        `Горбунова`), or in another case (`Андрей`, `Андрея`; `Сосновец`, `Сосновца`: _name_key), in a
+        language that inflects names."""
         word = tokens[i].folded
         nxt = next((t.folded for t in tokens[i + 1 : i + 3] if t.kind == "word"), "")
         short = len(word) == 2 or (len(word) == 3 and i + 1 < len(tokens) and tokens[i + 1].text == ".")
@@ -543,7 +581,10 @@ class _Evidence:
             self.rules.language in ("de", "bg", "ru", "el")
             and len(word) >= 5
             and any(
-                0 < abs(len(w) - len(word)) <= 2 and (w.startswith(word) or word.startswith(w)) and len(w) >= 5
+                0 < abs(len(w) - len(word)) <= 2
+                and (w.startswith(word) or word.startswith(w))
+                and len(w) >= 5
+                or _name_key(w) == _name_key(word)
                 for w in self.words
             )
         )
@@ -562,7 +603,11 @@ class _Evidence:
         near = claim.near & self.stems
         return any(
             (
-                claim.values & held.values
+                claim.rate
+                and held.rate
+                and abs(claim.per - held.per) <= claim.per / 50  # `twice a year` holds `every six months`
+                or not (claim.rate and held.rate)  # `twice a week` does not hold `twice a day`
+                and claim.values & held.values
                 and (
                     not claim.unit
                     or bool(claim.unit & (held.unit | held.near))
@@ -575,14 +620,14 @@ class _Evidence:
         )
 
     def same_thing(self, claim: _Number) -> _Number | None:
-        """The number stated here of what the claim speaks of: of its kind, no frequency, counting
+        """The number stated here of what the claim speaks of: of its kind, a frequency for a frequency, counting
         the same noun or sharing the most words near the claim (two, where two near it are held
         here), and alone in that (a tie names nothing)."""
 
         def score(held: _Number) -> tuple[bool, int]:
             return bool(claim.after & held.after), len(claim.near & (held.near | held.sentence))
 
-        candidates = [held for held in self.numbers if _kind(held) == _kind(claim) and not held.rate]
+        candidates = [held for held in self.numbers if _kind(held) == _kind(claim) and held.rate == claim.rate]
         scored = sorted(((score(held), held) for held in candidates), key=lambda x: x[0])
         enough = min(2, len(claim.near & self.stems))  # two words near it shared, where it has two held
         if not scored or not (scored[-1][0][0] or enough and scored[-1][0][1] >= enough and _kind(claim) != "count"):
@@ -592,7 +637,7 @@ class _Evidence:
             return None
         return best
 
-    def derivation(self, claim: _Number, compared: bool, stated: list) -> str | None:
+    def derivation(self, claim: _Number, compared: bool, stated: list, rest: bool = False) -> str | None:
         """The working, where the claim is worked out from two numbers one source states of one
         kind (`77 = 1968 − 1891`): a number of years between two dates; a difference where the
         sentence compares (`176 m longer than`: `compared`; a length alone is no difference), of
@@ -600,11 +645,23 @@ class _Evidence:
         one sentence, of counts only of nouns, one the claim's, where the answer states both too
         (`nine buildings, two churches and seven buildings`); a ratio where the claim says
         `times`; a quantity times a count its sentence gives (`80 mg = 2 × 40 mg`), where the
-        answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). A date is
-        never worked out."""
+        answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). Where the
+        answer speaks of the rest of a whole (`rest`: `the other`, `apart from`, or a negation): a
+        percentage's complement (`60 % = 100 % − 40 %`), and a difference of two counts of one
+        sentence (`163 = 186 − 23`). A date is worked out only as a date of the sources plus a number
+        of years their sentence gives (`2024 = 2021 + 3 years`)."""
         kind, wanted = _kind(claim), _base(claim)
         if kind == "date":
+            for a in self.numbers:
+                for b in self.numbers:
+                    if _kind(a) == "date" and b.unit == {"year"} and _kind(b) != "date" and a.place == b.place:
+                        if any(p + q in claim.values for p in a.values for q in b.values):
+                            return f"{claim.written} = {a.written} + {b.written}"
             return None
+        if rest and kind == "%":
+            for a in self.numbers:
+                if _kind(a) == "%" and any(100 - p in wanted for p in a.values if 0 < p < 100):
+                    return f"{claim.written} = 100 % − {a.written}"
         times = "times" in claim.unit or fold(claim.written.split()[0]) in self.rules.multiples
         for a in self.numbers:
             for b in self.numbers:
@@ -617,7 +674,10 @@ class _Evidence:
                             if any(p - q in claim.values and p > q for q in b.values):
                                 return f"{claim.written} = {a.written} − {b.written}"
                     continue
-                same = a.after & b.after and (not claim.after or claim.after & a.after & b.after)
+                same = _same_noun(a.after, b.after) and (not claim.after or _same_noun(claim.after, a.after | b.after))
+                # `410 000 people, and in 2023 690 000`: a bare count of one sentence counts the other's noun
+                bare = a.place == b.place and bool(a.after) != bool(b.after)
+                same = same or bare and bool(claim.after) and _same_noun(claim.after, a.after | b.after)
                 parts = a.place == b.place and all(  # the answer says both parts, with their nouns
                     any(n.values & part.values and n.after & part.after for n in stated) for part in (a, b)
                 )
@@ -629,7 +689,12 @@ class _Evidence:
                             return f"{claim.written} ≈ {a.written} ÷ {b.written}"
                         if pair != kind:
                             continue
-                        if compared and p > q and p - q in wanted and (pair != "count" or same):
+                        if (
+                            (compared or rest and a.place == b.place)
+                            and p > q
+                            and p - q in wanted
+                            and (pair != "count" or same or rest and a.place == b.place)
+                        ):
                             return f"{claim.written} = {a.written} − {b.written}"
                         if (
                             a.place == b.place
@@ -650,12 +715,14 @@ class _Evidence:
                         return f"{claim.written} = {_plain(n)} × {a.written}"
         return None
 
-    def best_clause(self, stems: set[str]) -> tuple[frozenset, frozenset]:
-        """(words, negated) of the clause that shares the most content words with `stems` (at least one)."""
-        best, most = (frozenset(), frozenset()), 0
-        for _, content, held, negated, _ in self.clauses:
-            if len(stems & content) > most:
-                best, most = (held, negated), len(stems & content)
+    def best_clause(self, stems: set[str], within: _Sentence | None = None) -> tuple[frozenset, frozenset]:
+        """(words, negated) of the clause that shares the most content words with `stems` (at least
+        one); of clauses that tie, the first of sentence `within` (the one sharing most with the answer's)."""
+        best, most = (frozenset(), frozenset()), (0, False)
+        for (_, content, held, negated, _), sentence in zip(self.clauses, self.clause_sentence):
+            score = (len(stems & content), self.sentences[sentence] is within)
+            if score[0] and score > most:
+                best, most = (held, negated), score
         return best
 
     @cached_property
@@ -702,6 +769,20 @@ def _same_quantity(claim: _Number, held: _Number) -> bool:
             if abs(value - other) <= abs(value) * slack:
                 return True
     return False
+
+
+def _same_noun(a: frozenset, b: frozenset) -> bool:
+    """Two stems' sets share a noun, a German compound its head (`windenergieanlag`, `anlag`)."""
+    return bool(a & b) or any(len(x) >= 4 and len(y) >= 4 and (x.endswith(y) or y.endswith(x)) for x in a for y in b)
+
+
+def _name_key(word: str) -> str:
+    """A name without its case ending and fleeting vowel, where names inflect so (`Сосновец`,
+    `Сосновца` -> `сосновц`; `Андрей`, `Андрея` -> `андр`; `Δρακούλης`, `Δρακούλη`), folded."""
+    key = word.rstrip("аеиоуыэюяйьъαεηιουωςϊ")
+    if key == word and len(key) > 5 and key.endswith(("ец", "ок", "ек")):
+        return key[:-2] + key[-1]
+    return key
 
 
 def _prefix(word: str) -> str:
@@ -901,18 +982,27 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
     compared = any(t.folded in rules.comparison or t.folded.endswith(rules.comparative_endings) for t in tokens)
     stated = [_number(tokens, k, rules) for k, t in enumerate(tokens) if t.kind == "number"]
+    rest = any(t.folded in rules.rest or _negates(tokens, k, rules) for k, t in enumerate(tokens))
     done |= _lead_in(tokens, rules)
     negators = frozenset(i for i, t in enumerate(tokens) if _negated_word(t, evidence))
     done |= negators
     clauses = _clauses(tokens, rules, negators)
+    negating = bool(negators) or any(_negates(tokens, k, rules) for k in range(len(tokens)))
+    ours = _comparisons(tokens, rules)
+    excepted = best is not None and bool(rules.excepting & {fold(w) for w in re.findall(r"\w+", best.text)})
+    poles_here = set().union(*(rules.classes(t) for t in tokens if t.kind == "word"))
     # each clause of the answer (last first: the first whose start is <= i holds token i), with the
     # source clause that matches it best, for the exclusive classes
-    clause_of = [(start, negated, evidence.best_clause(content)) for start, content, _, negated, _ in clauses][::-1]
+    clause_of = [(start, negated, evidence.best_clause(content, best)) for start, content, _, negated, _ in clauses][
+        ::-1
+    ]
     if len(tokens) > 2 and tokens[0].kind == "number" and tokens[1].text in ".)" and tokens[2].text[0].isupper():
         done.add(0)  # `1. Opened in 1962`: a list's marker
     for i, t in enumerate(tokens):
         if t.kind == "number" and i not in done:
             claim = _number(tokens, i, rules)
+            if claim.per_at is not None:
+                done |= set(range(i + 1, claim.per_at + 1))  # `a year` of `twice a year`
             if claim.unit_at is not None:
                 done |= set(range(i + 1, claim.unit_at + 1))  # `cubic metres`: both words
                 if any(words.SCALES.get(u, ("",))[0] == "length" for u in claim.unit):
@@ -925,8 +1015,11 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
                     }  # `340 km long`: the length is the claim, where the sources say no `deep`
             if evidence.holds_number(claim) or exempt.holds_number(claim, context=False):
                 continue
-            if derived := evidence.derivation(claim, compared, [n for n in stated if not n.values & claim.values]):
+            others = [n for n in stated if not n.values & claim.values]
+            if derived := evidence.derivation(claim, compared, others, rest):
                 worked.append(derived)
+                # the words that make it a difference claim nothing more: `mehr`, `increased`, `the other`
+                done |= {k for k, w in enumerate(tokens) if w.folded in rules.comparison | rules.rest}
                 continue
             held = lambda other, c=claim: other.holds_number(c)  # noqa: E731
             other = evidence.same_thing(claim)
@@ -944,13 +1037,23 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         if rules.units.get(t.folded) and i + 1 < len(tokens) and tokens[i + 1].kind == "number":
             continue  # `the year 1962`: the number's claim
         classes = rules.classes(t)
+        order = _compared(i, ours, evidence.comparisons)
+        if order is not None:
+            if not order:
+                contradicted.append((i, f"{t.text} (the source compares them the other way round)", None))
+            continue
         _, negated_here, (held, negated) = next(c for c in clause_of if c[0] <= i)
-        # another member of its class in the source's clause that matches, and not this one; a
-        # negation on one side only flips the class (`prohibited` for `not allowed`)
+        # another member of its class in the source's clause that matches, and not this one, where
+        # the answer does not name that member itself (`the new tunnel is deeper than the older one`
+        # contrasts the two); a negation on one side only flips the class (`prohibited` for `not allowed`)
+        contrasted = {c for c, p in classes for k, q in poles_here if k == c and q != p}
+        classes = {(c, p) for c, p in classes if c not in contrasted}
         others = _other_poles(classes, held, rules) if bool(negated) == bool(negated_here) else []
         if others:
             said = sorted(w for q in others for w in q & evidence.words)
-            contradicted.append((i, f"{t.text} (the source says {', '.join(said[:2]) or 'otherwise'})", None))
+            (absent if excepted else contradicted).append(
+                (i, f"{t.text} (the source says {', '.join(said[:2]) or 'otherwise'})", None)
+            )
             continue
         if classes and any(evidence.holds_pole(rules.poles[c][p]) for c, p in classes):
             continue  # its class's member the source holds: `often` for `frequently`
@@ -969,11 +1072,14 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         held = lambda other, token=t, n=strict: other.holds_word(token, n)  # noqa: E731
         acronym = t.text.isupper()  # nothing in a source says otherwise of an acronym it does not write
         (contradicted if name and not acronym else absent).append((i, t.text, held))
-    for start, content, _, negated, end in clauses:
+    complement = any(" = 100 % − " in w for w in worked)  # `60 % do not` for `40 % do`: the working's negation
+    for start, content, _, negated, end in [] if complement else clauses:
         flip = _flip(tokens, start, end, content, negated, evidence, best)
         if flip is not None:
             i, said = flip
-            clean = not any(start <= c[0] < end for c in contradicted + absent)
+            # a contradiction only where the answer says no negation at all: one it does say may
+            # reach further or less far than read here (`kein schiffbarer Fluss`, `не могут`)
+            clean = not any(start <= c[0] < end for c in contradicted + absent) and not negating
             (contradicted if clean else absent).append((i, said, None))
     contradicted.sort(key=lambda c: c[0])
     absent.sort(key=lambda c: c[0])
@@ -1051,6 +1157,47 @@ def _other_poles(classes: set, held: set[str], rules: _Rules) -> list[frozenset]
         if not rules.poles[c][p] & held:
             out += [q for k, q in enumerate(rules.poles[c]) if k != p and q & held]
     return out
+
+
+def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, frozenset, frozenset]]:
+    """(index, exclusive classes, stems before it, stems after `than`) of each word of an exclusive
+    class followed (within two tokens) by `than`/`als`/`от`/`чем`/`από`: what is compared with what,
+    so that `B is smaller than A` can be read as the source's `A is larger than B`."""
+    out = []
+    for i, t in enumerate(tokens):
+        classes = rules.classes(t) if t.kind == "word" else set()
+        than = next((j for j in range(i + 1, min(i + 3, len(tokens))) if tokens[j].folded in rules.than), None)
+        if not classes or than is None:
+            continue
+        start = max((k + 1 for k in range(i) if tokens[k].kind == "punct" and tokens[k].text != ","), default=0)
+        end = next((k for k in range(than + 1, len(tokens)) if tokens[k].kind == "punct"), len(tokens))
+        before = frozenset(f for c in tokens[start:i] if rules.content(c) for f in rules.forms(c.folded))
+        after = frozenset(f for c in tokens[than + 1 : end] if rules.content(c) for f in rules.forms(c.folded))
+        out.append((i, classes, before, after))
+    return out
+
+
+def _compared(i: int, ours: list, theirs: list) -> bool | None:
+    """Whether the comparison at token i of the answer says what a comparison of the sources says
+    (True), the other way round (False), or neither speaks of the same things (None): the same
+    pole against the same thing, or the other pole with the two sides swapped (`B is smaller than
+    A` for `A is larger than B`), agrees."""
+    mine = next((c for c in ours if c[0] == i), None)
+    if mine is None:
+        return None
+    said = None
+    for _, classes, _, against in theirs:
+        for c, p in mine[1]:
+            other = next((q for k, q in classes if k == c), None)
+            if other is None:
+                continue
+            side = len(against & mine[3]) - len(against & mine[2])  # against our object (+) or our subject (-)
+            if side == 0:
+                continue
+            if (side > 0) == (other == p):
+                return True
+            said = False
+    return said
 
 
 def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list, list]:

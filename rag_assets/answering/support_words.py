@@ -218,6 +218,29 @@ COMPARISON = {  # words that compare two things: a difference of two numbers is 
     "bg": {"отколкото", "по", "повече", "разлика"}, "ru": {"чем", "больше", "меньше", "более", "менее", "разница"},
     "el": {"περισσοτερο", "περισσοτερα", "λιγοτερο", "λιγοτερα", "διαφορα"},
 }  # fmt: skip
+EXCEPT = {  # a source sentence with one states the other pole of what it excepts: `open daily except Mondays`
+    "en": {"except", "excluding"}, "de": {"außer", "ausser", "ausgenommen", "ausnahme"}, "bg": {"освен", "изключение"},
+    "ru": {"кроме", "исключением"}, "el": {"εκτος", "πλην", "εξαιρεση"},
+}  # fmt: skip
+THAN = {  # the word after a comparative that names what is compared against: `larger than X`, `größer als X`
+    "en": {"than"}, "de": {"als"}, "bg": {"от", "отколкото"}, "ru": {"чем"}, "el": {"απο", "απ"},
+}  # fmt: skip
+CHANGE = {  # words that say a quantity changed: the change is the difference of two the sources give
+    "en": {"increased", "increase", "rose", "grew", "fell", "dropped", "decreased", "declined", "gap"},
+    "de": {"gestiegen", "stieg", "wuchs", "gewachsen", "gesunken", "sank", "zugenommen", "abgenommen"},
+    "bg": {"увеличил", "увеличила", "увеличило", "увеличили", "увеличи", "нарасна", "нараснал", "намаля", "намалял",
+           "намаляла", "спаднал", "спадна"},
+    "ru": {"вырос", "выросла", "выросло", "выросли", "увеличился", "увеличилась", "увеличилось", "уменьшился",
+           "уменьшилось", "сократилось", "снизилось", "снизился"},
+    "el": {"αυξηθηκε", "αυξηθηκαν", "μειωθηκε", "μειωθηκαν"},
+}  # fmt: skip
+REST = {  # words that speak of what is left of a whole: `the other 60 percent`, `apart from 23 grandmasters, 163`
+    "en": {"other", "others", "rest", "remaining", "remainder", "apart", "besides", "except"},
+    "de": {"ubrigen", "restlichen", "rest", "weitere", "weiteren", "anderen", "außer", "ausser", "neben"},
+    "bg": {"останалите", "остават", "останали", "други", "другите", "освен", "извън"},
+    "ru": {"остальные", "остальных", "остальным", "оставшиеся", "другие", "других", "помимо", "кроме", "еще"},
+    "el": {"υπολοιποι", "υπολοιπες", "υπολοιπα", "υπολοιπο", "αλλοι", "αλλες", "αλλα", "εκτος"},
+}  # fmt: skip
 COMPARATIVE_ENDINGS = {"en": (), "de": (), "bg": (), "ru": ("ее",), "el": ("τερο", "τερη", "τερα", "τερος", "τερες")}
 TIME_UNITS = {"h", "min", "s", "ms", "day", "week", "month", "year"}
 SCALES = {  # unit -> (dimension, size in the dimension's base unit): one amount in two units is one claim
