@@ -612,3 +612,38 @@ SAME_THING = [
 def test_a_contradiction_only_where_the_source_says_otherwise_of_the_same_thing(language, source, answer, verdict):
     (checked,) = check_support(answer, [], {1: source}, language)
     assert checked.verdict == verdict, checked
+
+
+# Said another way and still the source's: a currency's symbol, code or name before or after its
+# number, a German number in one word, `point` decimals, a Bulgarian number with its article, an
+# article named with its subject before the verb of saying, `although`. Each with a wrong twin.
+# (language, source, answer, supported)
+SAID_OTHERWISE = [
+    ("en", "The entry fee is £65.", "Entry costs 65 pounds [1].", True),
+    ("en", "The entry fee is £65.", "Entry costs 65 dollars [1].", False),
+    ("en", "It cost about 2.4 billion Norwegian kroner.", "It cost approximately NOK 2.4 billion [1].", True),
+    ("en", "It cost about 2.4 billion Norwegian kroner.", "It cost approximately NOK 4.2 billion [1].", False),
+    ("bg", "Годишният бюджет е 18 млн. лв.", "Годишният бюджет е 18 милиона лева [1].", True),
+    ("bg", "Годишният бюджет е 18 млн. лв.", "Годишният бюджет е 18 милиона евро [1].", False),
+    ("de", "Die Hillsize beträgt 137 Meter.", "Die Hillsize beträgt hundertsiebenunddreißig Meter [1].", True),
+    ("de", "Die Hillsize beträgt 137 Meter.", "Die Hillsize beträgt hundertsiebenundvierzig Meter [1].", False),
+    ("de", "Der Umbau kostete 11,5 Millionen Euro.", "Der Umbau kostete elfeinhalb Millionen Euro [1].", True),
+    ("en", "The tunnel is 7.9 kilometres long.", "The tunnel is seven point nine kilometres long [1].", True),
+    ("en", "The tunnel is 7.9 kilometres long.", "The tunnel is seven point two kilometres long [1].", False),
+    ("bg", "Изследването се прави в 28 болници.", "Изследването се прави в двадесет и осемте болници [1].", True),
+    ("bg", "Изследването се прави в 28 болници.", "Изследването се прави в двадесет и седемте болници [1].", False),
+    ("ru", "Ставка купона АО «Уралтехлизинг» составляет 9,5% годовых.", "В статье об АО «Уралтехлизинг» сказано, что ставка купона "
+     "составляет 9,5% годовых [1].", True),
+    ("en", "After the Treaty of Velmora the peace held for 41 years.",
+     "The article on the Treaty of Velmora says the peace held for 41 years [1].", True),
+    ("en", "After the Treaty of Velmora the peace held for 41 years.",
+     "The article on the Treaty of Velmora says the peace held for 14 years [1].", False),
+    ("en", "There is no handcycle category. Wheelchair athletes have raced since 1990.",
+     "There is no handcycle category, although wheelchair athletes have raced since 1990 [1].", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "source", "answer", "supported"), SAID_OTHERWISE)
+def test_the_same_amount_or_attribution_said_otherwise_passes(language, source, answer, supported):
+    checked = check_support(answer, [], {1: source}, language)
+    assert all(s.supported for s in checked) == supported, checked

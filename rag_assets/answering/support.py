@@ -50,7 +50,7 @@ NEAR = 4
 NEGATION_SCOPE = 3
 _MARKER = re.compile(r"\[(\d+)\]")
 _NUMBER = r"\d+(?:[.,\u00a0\u202f' ]\d+)*"  # digits with thousands or decimal separators
-_TOKEN = re.compile(rf"{_NUMBER}|°[CcFf]|[^\W\d_]+|%|[.,;:!?()\u2013\u2014]")
+_TOKEN = re.compile(rf"{_NUMBER}|°[CcFf]|[^\W\d_]+|[%£€$₽]|[.,;:!?()\u2013\u2014]")
 _CLAUSE_BREAK = set(".,;:!?()\u2013\u2014")
 _CONTRACTION = re.compile(r"n['’]t\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"en": bm25s.stopwords.STOPWORDS_EN_PLUS, "de": bm25s.stopwords.STOPWORDS_GERMAN,
@@ -125,7 +125,8 @@ class _Rules:
     superlative: frozenset
     exclusive: dict  # folded word or stem -> {(class, pole)}
     poles: tuple  # class -> poles -> frozenset of folded words and stems
-    no_claim: frozenset  # attribution and hedges
+    no_claim: frozenset  # attribution, hedges and the words that tie claims (`although`)
+    sources: frozenset  # the words of attribution alone: `source`, `text`, `article`, `статье`
     clause_words: frozenset
     light_verbs: frozenset  # lemmas
     dimensions: dict  # word -> the words of every other dimension
@@ -240,7 +241,11 @@ def _rules(language: str) -> _Rules:
         folded(words.SUPERLATIVE),
         exclusive,
         tuple(tuple(cls) for cls in poles),
-        folded(words.ATTRIBUTION) | {stem(w) for w in folded(words.ATTRIBUTION)} | folded(words.APPROXIMATE),
+        folded(words.ATTRIBUTION)
+        | {stem(w) for w in folded(words.ATTRIBUTION)}
+        | folded(words.APPROXIMATE)
+        | folded(words.DISCOURSE),
+        folded(words.ATTRIBUTION),
         folded(words.CLAUSE_WORDS),
         folded(words.LIGHT_VERBS),
         {
@@ -346,11 +351,21 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
                 in_words[at], values = (done, group), frozenset({done + group})
             out[-1] = _Token(f"{last.text} {written}", last.folded, "number", values)
         elif (
-            folded in rules.numbers
+            len(out) > 1
+            and out[-1].folded in _of(words.DECIMAL_POINT, rules.language)
+            and out[-2].kind == "number"
+            and not out[-2].text[:1].isdecimal()
+            and rules.numbers.get(folded, 10) < 10
+        ):  # `seven point nine`
+            whole = out.pop(-2)
+            point = out.pop()
+            values = frozenset(v + rules.numbers[folded] / 10 for v in whole.values)
+            out.append(_Token(f"{whole.text} {point.text} {written}", whole.folded, "number", values))
+        elif (
+            (value := rules.numbers.get(folded, _compound_number(folded, rules))) is not None  # `осемте`, `elfeinhalb`
             and (out[-1].folded if out else "") != "τοις"
             and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words) or joins(i, Decimal(1)))
         ):
-            value = rules.numbers[folded]
             back = joins(i, value)
             if back:
                 run, folded_first = " ".join(t.text for t in out[-back:]), out[-back].folded
@@ -369,6 +384,46 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
             if folded in rules.every and rules.units.get(nxt, set()) & words.TIME_UNITS and not times:
                 out.append(_Token(written, folded, "number", frozenset({Decimal(1)})))  # every year: once a year
     return out
+
+
+_GERMAN_ONES = {"ein": 1, "eins": 1, "zwei": 2, "drei": 3, "vier": 4, "funf": 5, "sechs": 6, "sieben": 7, "acht": 8,
+                "neun": 9}  # fmt: skip
+_GERMAN_TEENS = {"zehn": 10, "elf": 11, "zwolf": 12, "dreizehn": 13, "vierzehn": 14, "funfzehn": 15, "sechzehn": 16,
+                 "siebzehn": 17, "achtzehn": 18, "neunzehn": 19}  # fmt: skip
+_GERMAN_TENS = {"zwanzig": 20, "dreißig": 30, "dreissig": 30, "vierzig": 40, "funfzig": 50, "sechzig": 60,
+                "siebzig": 70, "achtzig": 80, "neunzig": 90}  # fmt: skip
+
+
+def _german(word: str) -> Decimal | None:
+    """A German number written as one word (`hundertsiebenunddreißig`, `fünfzigtausend`,
+    `elfeinhalb`), folded; None for any word that is not wholly one."""
+    if word.endswith("einhalb") and len(word) > 7:
+        whole = _german(word[:-7])
+        return None if whole is None else whole + Decimal("0.5")
+    for magnitude, size in (("tausend", 1000), ("hundert", 100)):
+        if magnitude in word:
+            left, _, right = word.partition(magnitude)
+            many = _german(left) if left else 1
+            rest = _german(right) if right else 0
+            return None if many is None or rest is None or many >= size else many * size + rest
+    if word in _GERMAN_ONES or word in _GERMAN_TEENS or word in _GERMAN_TENS:
+        return Decimal({**_GERMAN_ONES, **_GERMAN_TEENS, **_GERMAN_TENS}[word])
+    ones, _, tens = word.partition("und")
+    if tens in _GERMAN_TENS and ones in _GERMAN_ONES:
+        return Decimal(_GERMAN_TENS[tens] + _GERMAN_ONES[ones])
+    return None
+
+
+def _compound_number(folded: str, rules: _Rules) -> Decimal | None:
+    """A number in one word the number words do not list: German's compounds, a Bulgarian number
+    with its article (`осемте`, `двете`)."""
+    if folded in rules.numbers or len(folded) < 4:
+        return None
+    if rules.language == "de" and folded not in rules.magnitudes:
+        return _german(folded)
+    if rules.language == "bg" and folded.endswith(("те", "та")) and folded[:-2] in rules.numbers:
+        return rules.numbers[folded[:-2]]
+    return None
 
 
 @dataclass(frozen=True)
@@ -405,9 +460,13 @@ def _unit_after(tokens: list[_Token], i: int, rules: _Rules) -> tuple[frozenset,
     if i + 1 >= len(tokens):
         return frozenset(), None
     after = tokens[i + 1]
+    if after.text == "." and i + 2 < len(tokens) and tokens[i].text.split()[-1].isalpha():
+        i, after = i + 1, tokens[i + 2]  # `18 млн. лв.`: the magnitude's full stop
     two = f"{after.folded} {tokens[i + 2].folded}" if i + 2 < len(tokens) else ""
     if two in rules.units:
         return rules.units[two], i + 2
+    if i + 2 < len(tokens) and after.kind == "word" and rules.units.get(tokens[i + 2].folded, set()) & words.CURRENCIES:
+        return rules.units[tokens[i + 2].folded], i + 2  # `2.4 billion Norwegian kroner`
     if after.text == "%" or after.folded in rules.units:
         return rules.units.get(after.folded, frozenset({"%"})), i + 1
     return frozenset(), None  # any other word after it is context, among `near`
@@ -415,6 +474,8 @@ def _unit_after(tokens: list[_Token], i: int, rules: _Rules) -> tuple[frozenset,
 
 def _number(tokens: list[_Token], i: int, rules: _Rules, sentence=frozenset()) -> _Number:
     unit, at = _unit_after(tokens, i, rules)
+    if not unit and i > 0 and rules.units.get(tokens[i - 1].folded, frozenset()) & words.CURRENCIES:
+        unit = rules.units[tokens[i - 1].folded]  # `£65`, `NOK 2.4 billion`
     if (
         not unit
         and i + 2 < len(tokens)
@@ -1001,6 +1062,8 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     for i, t in enumerate(tokens):
         if t.kind == "number" and i not in done:
             claim = _number(tokens, i, rules)
+            if i > 0 and rules.units.get(tokens[i - 1].folded, frozenset()) & claim.unit & words.CURRENCIES:
+                done.add(i - 1)  # `NOK` of `NOK 2.4 billion`
             if claim.per_at is not None:
                 done |= set(range(i + 1, claim.per_at + 1))  # `a year` of `twice a year`
             if claim.unit_at is not None:
@@ -1092,14 +1155,20 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
 
 def _lead_in(tokens: list[_Token], rules: _Rules) -> set[int]:
     """Indices of verbs of saying within three words of a word about the sources (`the source says
-    that`, `в источнике сказано`, `η πηγή αναφέρει`): they frame the claim and are none."""
+    that`, `в источнике сказано`, `η πηγή αναφέρει`), or after one in the same clause (`the article
+    on the Treaty of Velmora says`, `В статье об острове Долгий говорится`): they frame the claim
+    and are none."""
     about = [i for i, t in enumerate(tokens) if t.kind == "word" and t.folded in rules.no_claim]
+    sources = [i for i in about if tokens[i].folded in rules.sources]
     return {
         i
         for i, t in enumerate(tokens)
         if t.kind == "word"
         and (t.folded in rules.speech or rules.stem(t.folded) in rules.speech)
-        and any(abs(i - j) <= 3 for j in about)
+        and (
+            any(abs(i - j) <= 3 for j in about)
+            or any(j < i and all(k.kind != "punct" for k in tokens[j:i]) for j in sources)
+        )
     }
 
 

@@ -65,16 +65,20 @@ EVERY = {"en": {"every", "each"}, "de": {"jeder", "jede", "jedes", "jeden", "jed
          "ru": {"каждый", "каждая", "каждое", "каждую", "каждого", "ежегодно"}, "el": {"καθε"}}  # fmt: skip
 ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of the world
     "en": {"according", "source", "sources", "document", "documents", "passage", "passages", "context", "text",
-           "mentioned", "mention", "answer", "question", "say", "says", "state", "states", "stated", "yes"},
+           "mentioned", "mention", "answer", "question", "say", "says", "state", "states", "stated", "yes", "article",
+           "articles", "paragraph", "entry"},
     "de": {"laut", "zufolge", "quelle", "quellen", "dokument", "dokumente", "dokumenten", "text", "textes",
-           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst", "antwort", "frage", "ja", "nein"},
+           "abschnitt", "erwahnt", "genannt", "steht", "heißt", "heisst", "antwort", "frage", "ja", "nein", "artikel",
+           "artikels", "beitrag"},
     "bg": {"според", "източник", "източника", "източникът", "източници", "източниците", "документ", "документа",
            "документът", "документи", "документите", "текст", "текста", "текстът", "откъс", "откъса", "отговор",
-           "отговора", "отговорът", "въпрос", "въпроса", "въпросът", "да"},
+           "отговора", "отговорът", "въпрос", "въпроса", "въпросът", "да", "статия", "статията", "материал",
+           "материала", "материалът"},
     "ru": {"согласно", "источник", "источника", "источнику", "источнике", "источники", "источниках", "документ",
-           "документа", "документе", "текст", "текста", "тексту", "тексте", "ответ", "вопрос", "да"},
+           "документа", "документе", "текст", "текста", "тексту", "тексте", "ответ", "вопрос", "да", "статья",
+           "статье", "статьи", "статью", "материал", "материале"},
     "el": {"συμφωνα", "πηγη", "πηγες", "πηγης", "πηγων", "εγγραφο", "εγγραφου", "κειμενο", "κειμενου", "κειμενα",
-           "απαντηση", "ερωτηση", "ναι"},
+           "απαντηση", "ερωτηση", "ναι", "αρθρο", "αρθρου", "λημμα"},
 }  # fmt: skip
 SPEECH = {  # verbs of saying: beside a word about the sources (`the text says that`) they frame, not claim
     "en": {"say", "says", "said", "state", "states", "stated", "mention", "mentions", "mentioned", "note", "notes",
@@ -193,15 +197,30 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "db": "db decibel decibels dezibel децибела децибел",
     "bar": "bar бар бара",
     "times": "times mal пъти раз раза φορες φορα",
+    "eur": "€ eur euro euros евро ευρω",
+    "gbp": "£ gbp pound pounds pfund паунд паунда фунт фунта фунтов λιρες λιρα",
+    "usd": "$ usd dollar dollars dollar долар долара долари доллар доллара долларов δολαρια δολαριο",
+    "bgn": "bgn лв лев лева",
+    "rub": "₽ rub руб рубль рубля рублей",
+    "nok": "nok krone kroner kronen крони кроны",
 }  # fmt: skip
+CURRENCIES = {"eur", "gbp", "usd", "bgn", "rub", "nok"}  # units that may stand before their number: `£65`, `NOK 2.4`
+DISCOURSE = {  # words that tie claims together and claim nothing of their own
+    "en": {"although", "though", "however", "also", "whereas", "thus", "therefore", "moreover"},
+    "de": {"jedoch", "allerdings", "also", "zudem", "außerdem", "ausserdem", "dennoch", "demnach", "somit"},
+    "bg": {"обаче", "също", "въпреки", "затова"},
+    "ru": {"однако", "также", "тоже", "хотя", "поэтому", "притом"},
+    "el": {"ωστοσο", "ομως", "επισης", "επομενως"},
+}  # fmt: skip
+DECIMAL_POINT = {"en": {"point"}, "de": {"komma"}, "bg": {"цяло"}, "ru": set(), "el": {"κομμα"}}  # `seven point nine`
 LIGHT_VERBS = {  # verbs that claim nothing of their own (by lemma): the copula, `remain`, `have`, and the
     # verbs that tie a subject to a measure or a place (`measures`, `liegt bei`, `is located`); the claim is
     # in their objects. Verbs of parts (`consists of`, `made up of`) relate things: a claim
-    "en": {"be", "remain", "have", "measure", "total", "amount"},
-    "de": {"sein", "werden", "bleiben", "haben", "betragen", "liegen", "befinden"},
-    "bg": {"съм", "бъда", "оставам", "имам", "намирам"},
-    "ru": {"быть", "являться", "оставаться", "иметь", "составлять", "находиться"},
-    "el": {"ειμαι", "μενω", "εχω", "βρισκω"},
+    "en": {"be", "remain", "have", "measure", "total", "amount", "cost"},
+    "de": {"sein", "werden", "bleiben", "haben", "betragen", "liegen", "befinden", "kosten"},
+    "bg": {"съм", "бъда", "оставам", "имам", "намирам", "струвам"},
+    "ru": {"быть", "являться", "оставаться", "иметь", "составлять", "находиться", "стоить"},
+    "el": {"ειμαι", "μενω", "εχω", "βρισκω", "κοστιζω"},
 }  # fmt: skip
 DIMENSIONS = {  # what a length is measured along, one pole per dimension: `340 km long` claims `340 km`
     # where the sources name no other dimension
