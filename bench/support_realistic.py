@@ -1,6 +1,7 @@
 """The support check on sentences written as a model writes them, which the check was not built from.
 
     python bench/support_realistic.py [--set en] [--judge-url URL --judge-model NAME]
+    python bench/support_realistic.py --summary heldout3     # every language's held-out set 3, one row each
 
 `bench/data/support_realistic_<set>.jsonl` holds answers hand-written against the source paragraphs
 of `bench/data/support_realistic_sources.json`, each labelled supported (a correct paraphrase: an
@@ -12,10 +13,15 @@ en_unseen, bg_unseen, de_unseen (written by helpers that never saw the check, fi
 written, then read); en_heldout, bg_heldout, de_heldout, ru_heldout, el_heldout (written the same
 way after those were read, on three new paragraphs per language; docs/answering.md gives their first
 run); <language>_heldout2 for all five (written the same way for issue 49, on three more paragraphs
-per language y_<language>_1..3, run once unfitted after its rules were committed). Each answer is
+per language y_<language>_1..3, run once unfitted after its rules were committed, then read and
+fitted); <language>_heldout3 for all five (written by a helper that saw neither the check nor its
+output, on paragraphs z_<language>_1..3, after the round of issue 49's rules; never fitted). Each answer is
 checked as `ask` checks it, against its source cited as [1], with its question. Prints per kind and
 overall the share of unsupported answers flagged and of supported answers passed, with Wilson 95 %
 intervals; how many were flagged at the upper level (UNSUPPORTED, a contradiction); and each miss.
+--summary GROUP prints one row per language for the sets <language>_GROUP (GROUP `fitted`: en, bg,
+de, ru, el): correct answers passed, UNSUPPORTED on correct answers, falsehoods flagged at either level
+and at UNSUPPORTED, without the misses.
 With --judge-url each sentence is also put to that OpenAI-compatible endpoint's model
 (rag_assets.answering.judge), whose own shares are printed too.
 
@@ -42,11 +48,14 @@ def main() -> None:
         "--set",
         default="en",
         help="which set: en, bg, de, ru, el, <language>_unseen (en, bg, de), <language>_heldout and "
-        "<language>_heldout2 (all five)",
+        "<language>_heldout2 and <language>_heldout3 (all five)",
     )
+    p.add_argument("--summary", metavar="GROUP", help="one row per language for <language>_GROUP (or `fitted`)")
     p.add_argument("--judge-url", help="also ask the model at this OpenAI-compatible API base, per sentence")
     p.add_argument("--judge-model", help="its name on --judge-url")
     args = p.parse_args()
+    if args.summary:
+        return summary(args.summary)
     judge = Judge(args.judge_url, args.judge_model, 120) if args.judge_url else None
     judged = defaultdict(list)  # label -> [the judge agreed with the label]
     sources = json.loads((DATA / "support_realistic_sources.json").read_text(encoding="utf-8"))
@@ -56,8 +65,8 @@ def main() -> None:
     contradicted = defaultdict(list)  # label -> [some sentence was UNSUPPORTED, the upper level]
     misses = []
     for case in cases:
+        verdicts = checked(case, sources)
         source = sources[case["source"]]
-        verdicts = check_support(case["answer"], [], {1: source["text"]}, source["language"], question=case["question"])
         flagged = any(not v.supported for v in verdicts)
         contradicted[case["label"]].append(any(v.verdict == "UNSUPPORTED" for v in verdicts))
         agreed = flagged == (case["label"] == "unsupported")
@@ -96,6 +105,45 @@ def main() -> None:
             low, high = wilson(sum(said), len(said))
             print(f"| {label}, judge: {what} | | {len(said)} | {sum(said)}/{len(said)} | [{low:.2f}, {high:.2f}] |")
     print("\nwhere the check and the label disagree:\n" + "\n".join(misses))
+
+
+def checked(case: dict, sources: dict) -> list:
+    source = sources[case["source"]]
+    return check_support(case["answer"], [], {1: source["text"]}, source["language"], question=case["question"])
+
+
+def summary(group: str) -> None:
+    """One row per language: the shares the issue's bars are set on, with Wilson intervals."""
+    sources = json.loads((DATA / "support_realistic_sources.json").read_text(encoding="utf-8"))
+    print(f"| {group} | correct passed | UNSUPPORTED on correct | falsehoods flagged | falsehoods UNSUPPORTED |")
+    print("|---|---|---|---|---|")
+    total: dict[str, list] = defaultdict(list)
+    for language in ("en", "de", "bg", "ru", "el"):
+        path = DATA / f"support_realistic_{language if group == 'fitted' else f'{language}_{group}'}.jsonl"
+        if not path.exists():
+            continue
+        cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        row: dict[str, list] = defaultdict(list)
+        for case in cases:
+            said = checked(case, sources)
+            if case["label"] == "supported":
+                row["passed"].append(all(v.supported for v in said))
+                row["strong on correct"].append(any(v.verdict == "UNSUPPORTED" for v in said))
+            else:
+                row["flagged"].append(any(not v.supported for v in said))
+                row["strong on false"].append(any(v.verdict == "UNSUPPORTED" for v in said))
+        for key, values in row.items():
+            total[key] += values
+        print(f"| {language} | " + " | ".join(_share(row[k]) for k in _COLUMNS) + " |")
+    print("| **all** | " + " | ".join(_share(total[k]) for k in _COLUMNS) + " |")
+
+
+_COLUMNS = ("passed", "strong on correct", "flagged", "strong on false")
+
+
+def _share(values: list) -> str:
+    low, high = wilson(sum(values), len(values))
+    return f"{sum(values) / len(values):.2f} ({sum(values)}/{len(values)}) [{low:.2f}, {high:.2f}]"
 
 
 if __name__ == "__main__":

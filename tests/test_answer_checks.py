@@ -605,6 +605,24 @@ SAME_THING = [
      "Der Windpark hat 24 Anlagen mehr als sein Vorgänger [1].", "SUPPORTED"),
     ("de", "Der Windpark hat 64 Windenergieanlagen; sein Vorgänger umfasst nur 40 Anlagen.",
      "Der Windpark hat 14 Anlagen mehr als sein Vorgänger [1].", "UNSUPPORTED"),
+    ("de", "Sie kostete rund 7,8 Millionen Euro, wovon der Bund 60 Prozent übernahm.",
+     "Der Bund übernahm rund 4,68 Millionen Euro [1].", "SUPPORTED"),  # a share of an amount
+    ("de", "Sie kostete rund 7,8 Millionen Euro, wovon der Bund 60 Prozent übernahm.",
+     "Der Bund übernahm rund 4,2 Millionen Euro [1].", "UNSUPPORTED"),
+    ("el", "Το 2023 το παρακολούθησαν 7.500 θεατές, 20 τοις εκατό περισσότεροι από το 2022.",
+     "Το 2022 το παρακολούθησαν 6.250 θεατές [1].", "SUPPORTED"),  # the amount before a rise
+    ("bg", "Банката има 87 клона. Печалбата ѝ е с 12% повече от предходната година.",
+     "Банката има 78 клона [1].", "UNSUPPORTED"),  # 87 ÷ 1.12, but the 12 % is the profit's
+    ("en", "The programme began in 2012; its third phase started in 2021. In its first year it reached 86,000 "
+     "children.", "The third phase started in 2021 [1].", "SUPPORTED"),  # not the first year's ordinal
+    ("en", "The second article guaranteed free passage.", "The first article guaranteed free passage [1].",
+     "UNSUPPORTED"),
+    ("en", "Its annual budget of 1.2 million dollars is smaller than that of the malaria programme.",
+     "The malaria programme has a bigger annual budget than it [1].", "SUPPORTED"),
+    ("de", "Das Floß ist kürzer als die historischen Flöße.", "Die Flöße waren fünfmal so lang wie das Floß [1].",
+     "NOT IN SOURCE"),  # `so lang wie` has no pole to contradict; `fünfmal` is no number the source gives
+    ("de", "Das Floß ist kürzer als die historischen Flöße.", "Das Floß ist länger als die historischen Flöße [1].",
+     "UNSUPPORTED"),
 ]  # fmt: skip
 
 
@@ -632,8 +650,8 @@ SAID_OTHERWISE = [
     ("en", "The tunnel is 7.9 kilometres long.", "The tunnel is seven point two kilometres long [1].", False),
     ("bg", "Изследването се прави в 28 болници.", "Изследването се прави в двадесет и осемте болници [1].", True),
     ("bg", "Изследването се прави в 28 болници.", "Изследването се прави в двадесет и седемте болници [1].", False),
-    ("ru", "Ставка купона АО «Уралтехлизинг» составляет 9,5% годовых.", "В статье об АО «Уралтехлизинг» сказано, что ставка купона "
-     "составляет 9,5% годовых [1].", True),
+    ("ru", "Ставка купона АО «Уралтехлизинг» составляет 9,5% годовых.",
+     "В статье об АО «Уралтехлизинг» сказано, что ставка купона составляет 9,5% годовых [1].", True),
     ("en", "After the Treaty of Velmora the peace held for 41 years.",
      "The article on the Treaty of Velmora says the peace held for 41 years [1].", True),
     ("en", "After the Treaty of Velmora the peace held for 41 years.",

@@ -138,6 +138,7 @@ class _Rules:
     rest: frozenset  # words of what is left of a whole: `other`, `remaining`, `остальным`, `apart from`
     than: frozenset  # the word before what is compared against: `than`, `als`, `от`, `чем`, `από`
     excepting: frozenset  # `except`, `außer`, `кроме`: the other pole of what they except is stated too
+    equative: frozenset  # `as`, `wie`: `(five times) as long as` says no pole of its own
     comparative_endings: tuple
 
     def forms(self, word: str) -> set[str]:
@@ -261,6 +262,7 @@ def _rules(language: str) -> _Rules:
         folded(words.REST),
         folded(words.THAN),
         folded(words.EXCEPT),
+        folded(words.EQUATIVE),
         tuple(_of(words.COMPARATIVE_ENDINGS, language)),
     )
 
@@ -709,7 +711,9 @@ class _Evidence:
         answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). Where the
         answer speaks of the rest of a whole (`rest`: `the other`, `apart from`, or a negation): a
         percentage's complement (`60 % = 100 % − 40 %`), and a difference of two counts of one
-        sentence (`163 = 186 − 23`). A date is worked out only as a date of the sources plus a number
+        sentence (`163 = 186 − 23`). A share of an amount its sentence gives with a percentage, or the
+        amount before a rise by it (`4,68 Millionen Euro ≈ 60 % × 7,8 Millionen Euro`, `6.250 ≈ 7.500 ÷
+        1.2`), within 1 %. A date is worked out only as a date of the sources plus a number
         of years their sentence gives (`2024 = 2021 + 3 years`)."""
         kind, wanted = _kind(claim), _base(claim)
         if kind == "date":
@@ -723,12 +727,32 @@ class _Evidence:
             for a in self.numbers:
                 if _kind(a) == "%" and any(100 - p in wanted for p in a.values if 0 < p < 100):
                     return f"{claim.written} = 100 % − {a.written}"
+        if kind != "%":  # a share of an amount its sentence gives, or the amount before a change by a share
+            for share in (n for n in self.numbers if _kind(n) == "%"):
+                for a in self.numbers:
+                    if (
+                        a.place != share.place
+                        or _kind(a) != kind
+                        or (claim.after and not _same_noun(claim.after, a.after))
+                        or not claim.near & share.near - a.after  # the claim speaks of what the share is of
+                    ):
+                        continue
+                    for p in share.values:
+                        for v in _base(a):
+                            for made, how in (
+                                (v * p / 100, f"{_plain(p)} % × {a.written}"),
+                                (v * (100 - p) / 100, f"{_plain(100 - p)} % × {a.written}"),
+                                (v * 100 / (100 + p), f"{a.written} ÷ {_plain(1 + p / 100)}"),
+                            ):
+                                if 0 < p < 100 and any(abs(made - w) <= w / 100 for w in wanted):
+                                    return f"{claim.written} ≈ {how}"
         times = "times" in claim.unit or fold(claim.written.split()[0]) in self.rules.multiples
         for a in self.numbers:
             for b in self.numbers:
                 pair = _kind(a)
                 if a is b or a.place[0] != b.place[0] or pair != _kind(b):
                     continue
+                dated = any("year" in n.unit and 1000 <= v <= 2100 for n in (a, b) for v in n.values)  # `1968 г`
                 if pair == "date":
                     if claim.unit == {"year"}:
                         for p in a.values:
@@ -746,7 +770,7 @@ class _Evidence:
                     continue
                 for p in _base(a):
                     for q in _base(b):
-                        if times and q and p > q and abs(p / q - min(wanted)) <= min(wanted) / 20:
+                        if times and q and p > q and abs(p / q - min(wanted)) <= min(wanted) / 20 and not dated:
                             return f"{claim.written} ≈ {a.written} ÷ {b.written}"
                         if pair != kind:
                             continue
@@ -1114,7 +1138,8 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
         others = _other_poles(classes, held, rules) if bool(negated) == bool(negated_here) else []
         if others:
             said = sorted(w for q in others for w in q & evidence.words)
-            (absent if excepted else contradicted).append(
+            equated = any(w.folded in rules.equative for w in tokens[i + 1 : i + 3])  # `fünfmal so lang wie`
+            (absent if excepted or equated else contradicted).append(
                 (i, f"{t.text} (the source says {', '.join(said[:2]) or 'otherwise'})", None)
             )
             continue
@@ -1230,12 +1255,20 @@ def _other_poles(classes: set, held: set[str], rules: _Rules) -> list[frozenset]
 
 def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, frozenset, frozenset]]:
     """(index, exclusive classes, stems before it, stems after `than`) of each word of an exclusive
-    class followed (within two tokens) by `than`/`als`/`от`/`чем`/`από`: what is compared with what,
-    so that `B is smaller than A` can be read as the source's `A is larger than B`."""
+    class followed (within four words, or after a comma) by `than`/`als`/`от`/`чем`/`από`: what is
+    compared with what, so that `B is smaller than A` can be read as the source's `A is larger than
+    B`, and `a bigger annual budget than` as one comparison."""
     out = []
     for i, t in enumerate(tokens):
         classes = rules.classes(t) if t.kind == "word" else set()
-        than = next((j for j in range(i + 1, min(i + 3, len(tokens))) if tokens[j].folded in rules.than), None)
+        than = next(
+            (
+                j
+                for j in range(i + 1, min(i + 5, len(tokens)))
+                if tokens[j].folded in rules.than and all(k.kind == "word" or k.text == "," for k in tokens[i + 1 : j])
+            ),
+            None,
+        )
         if not classes or than is None:
             continue
         start = max((k + 1 for k in range(i) if tokens[k].kind == "punct" and tokens[k].text != ","), default=0)
@@ -1283,9 +1316,12 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list
         if cls in wanted and (t, cls) in _quantifiers(tokens, rules):
             absent.append((f"{t.text} (a quantifier the source does not use)", None))
             break
-    for t in tokens:
+    for k, t in enumerate(tokens):
         value = rules.ordinal(t) if t.kind == "word" else None
-        if value and best.ordinals and value not in best.ordinals:
+        ours = {rules.stem(n.folded) for n in tokens[k + 1 : k + 3] if n.kind == "word"}
+        # another ordinal of the same thing (`the first article` for `the 23rd article`; not `the third
+        # phase` against `the first year`)
+        if value and value not in best.ordinals and any(not ours or ours & theirs for theirs in best.ordinals.values()):
             out.append((f"{t.text} (the source gives another ordinal)", None))
             break
     said = {v for v in best.ordinals if v > 1}

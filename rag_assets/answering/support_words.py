@@ -233,14 +233,20 @@ DIMENSIONS = {  # what a length is measured along, one pole per dimension: `340 
     "el": ["μηκος μακρυς", "υψος ψηλος", "πλατος", "βαθος"],
 }  # fmt: skip
 COMPARISON = {  # words that compare two things: a difference of two numbers is worked out only beside one
-    "en": {"than", "more", "less", "fewer", "difference"}, "de": {"als", "mehr", "weniger", "unterschied"},
-    "bg": {"отколкото", "по", "повече", "разлика"}, "ru": {"чем", "больше", "меньше", "более", "менее", "разница"},
+    "en": {"than", "more", "less", "fewer", "difference", "higher", "lower", "longer", "shorter", "larger", "smaller",
+           "bigger", "older", "younger", "earlier", "later", "deeper", "wider", "taller", "heavier", "faster"},
+    "de": {"als", "mehr", "weniger", "unterschied", "hoher", "langer", "kurzer", "großer", "grosser", "kleiner",
+           "alter", "junger", "fruher", "spater", "tiefer", "breiter", "schwerer", "schneller"},
+    "bg": {"отколкото", "по", "повече", "разлика"},
+    "ru": {"чем", "больше", "меньше", "более", "менее", "разница", "выше", "ниже", "дальше", "ближе", "старше",
+           "моложе", "раньше", "позже", "позднее", "глубже", "шире", "уже", "тяжелее", "короче", "длиннее"},
     "el": {"περισσοτερο", "περισσοτερα", "λιγοτερο", "λιγοτερα", "διαφορα"},
 }  # fmt: skip
 EXCEPT = {  # a source sentence with one states the other pole of what it excepts: `open daily except Mondays`
     "en": {"except", "excluding"}, "de": {"außer", "ausser", "ausgenommen", "ausnahme"}, "bg": {"освен", "изключение"},
     "ru": {"кроме", "исключением"}, "el": {"εκτος", "πλην", "εξαιρεση"},
 }  # fmt: skip
+EQUATIVE = {"en": {"as"}, "de": {"wie"}, "bg": {"като"}, "ru": {"как"}, "el": {"οσο"}}  # `(five times) as long as`
 THAN = {  # the word after a comparative that names what is compared against: `larger than X`, `größer als X`
     "en": {"than"}, "de": {"als"}, "bg": {"от", "отколкото"}, "ru": {"чем"}, "el": {"απο", "απ"},
 }  # fmt: skip
