@@ -8,9 +8,11 @@ chunking, indexing and ranking, the leaderboard) is a constant measured on the m
 scaled by how much slower a fixed CPU probe runs now than it did then. Endpoints and rerankers
 are counted at nominal rates, and the estimate says so.
 
-Calibrated on a 2-core VM (x86-64, the machine the docs' timings come from), load average about
-4 during the calibration run: `rag-assets run --experiment` of `rag-assets init`'s file on the
-bundled corpus (docs/experiments.md, "Measured: the init file on the bundled corpus").
+The constants come from a 2-core x86-64 VM (the machine of the docs' timings): START_S and CONFIG_S
+from what `rag-assets run --experiment` of `rag-assets init`'s file on the bundled corpus spent
+outside embedding (a configuration that embeds nothing took 3-5 s whole, at load average 4-5), the
+probe's reference from the same machine quiet. docs/experiments.md ("Measured: the init file on the
+bundled corpus") compares the estimate with runs.
 """
 
 from __future__ import annotations
