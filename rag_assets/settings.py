@@ -19,6 +19,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from shlex import quote
 
 from rag_assets import catalog, environment
 
@@ -126,8 +127,9 @@ class Settings:
             yield f"a drafted set asks about 1 to {MAX_DRAFTED:,} needles, got {self.draft_questions}"
         if self.experiment and not Path(self.experiment).is_file():
             yield (
-                f"no experiment file {self.experiment} (write one with `rag-assets init --dataset {self.dataset} "
-                f"--data-dir {self.data_dir} --out {self.experiment}`)"
+                f"no experiment file {self.experiment} (write one with "
+                f"`rag-assets init --dataset {quote(self.dataset)} "
+                f"--data-dir {quote(str(self.data_dir))} --out {quote(self.experiment)}`)"
             )
         if self.generator_url and self.generator:
             yield "--generator and --generator-url name two generators: give one"

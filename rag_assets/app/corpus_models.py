@@ -7,6 +7,7 @@ was embedded with, and say why. A `ui` reads it when it starts."""
 from __future__ import annotations
 
 import json
+from shlex import quote
 
 from rag_assets import catalog, storage
 from rag_assets.app.options import printable
@@ -37,5 +38,7 @@ def read(layout: DataDir) -> dict:
         except ValueError as exc:
             raise storage.RecordError(f"{path} cannot be read: {exc}") from None
     except (OSError, storage.RecordError) as exc:
-        raise ValueError(f"{exc}: delete it, and `rag-assets run --data-dir {layout.root}` chooses again") from None
+        raise ValueError(
+            f"{exc}: delete it, and `rag-assets run --data-dir {quote(str(layout.root))}` chooses again"
+        ) from None
     return {"models": record["models"], "model_choice": f"as the last run: {printable(record['reason'])}"}

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from shlex import quote
 
 from rag_assets.ingest.access import ALL_TENANTS, Scope, check_tenant
 from rag_assets.locking import file_lock
@@ -81,7 +82,8 @@ def _read(path: Path) -> list[dict]:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise KeysFileError(
-            f"no keys file at {path}: make one with `rag-assets keys add --keys {path} --id NAME --tenant TENANT` "
+            f"no keys file at {path}: make one with "
+            f"`rag-assets keys add --keys {quote(str(path))} --id NAME --tenant TENANT` "
             "(NAME: the key's name; TENANT: whose documents it sees, or --operator for all)"
         ) from None
     except OSError as exc:
@@ -247,7 +249,7 @@ def add_key(path: Path, key_id: str, tenant: str | None, operator: bool, expires
         if any(row.get("id") == key_id for row in rows):
             raise KeysFileError(
                 f"{path} already has a key with id {key_id!r} "
-                f"(rotate it: `rag-assets keys rotate --id {key_id} --keys {path}`)"
+                f"(rotate it: `rag-assets keys rotate --id {quote(key_id)} --keys {quote(str(path))}`)"
             )
         key = secrets.token_urlsafe(32)
         entry = {"id": key_id, "sha256": digest(key), "created": datetime.now(UTC).isoformat(timespec="seconds")}

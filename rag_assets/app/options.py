@@ -9,6 +9,7 @@ import math
 import os
 import re
 from pathlib import Path
+from shlex import quote
 from urllib.parse import urlparse
 
 from rag_assets import environment
@@ -304,14 +305,14 @@ def experiment_of(root: Path, named: str | None, data_dir=None):
     from rag_assets.experiment import spec
 
     path = spec.find(root, named or None)
-    init = f"rag-assets init --dataset {root}" + (f" --data-dir {data_dir}" if data_dir is not None else "")
+    init = f"rag-assets init --dataset {quote(str(root))}" + (f" --data-dir {quote(str(data_dir))}" if data_dir else "")
     if path is None:
         raise CommandError(
             f"no experiment file: {root / spec.FILE_NAME} does not exist; write one with "
             f"`{init}` or name one with --experiment FILE"
         )
     if not path.exists() and not path.is_symlink():
-        raise CommandError(f"{path}: no such experiment file; write one with `{init} --out {path}`")
+        raise CommandError(f"{path}: no such experiment file; write one with `{init} --out {quote(str(path))}`")
     with refusing(spec.ExperimentError, ValueError):
         return path, spec.load(path)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from shlex import quote
 
 from rag_assets import storage
 from rag_assets.layout import DataDir
@@ -41,7 +42,10 @@ def configuration(layout: DataDir, config_id: str):
 
     experiment = (_record(layout).get("from") or {}).get("experiment")
     path = Path(experiment if isinstance(experiment, str) else "")
-    again = f"choose again with `rag-assets use CONFIG --data-dir {layout.root}`, or delete {layout.root / FILE_NAME}"
+    again = (
+        f"choose again with `rag-assets use CONFIG --data-dir {quote(str(layout.root))}`, "
+        f"or delete {layout.root / FILE_NAME}"
+    )
     try:
         return path, spec.load(path).configuration(config_id)
     except spec.ExperimentError as exc:
@@ -58,5 +62,5 @@ def _record(layout: DataDir) -> dict:
         return storage.read_record(path, fields={"retriever": str, "chosen": str, "from": dict}) or {}
     except (OSError, ValueError) as exc:
         raise ValueError(
-            f"{exc}: choose again with `rag-assets use CONFIG --data-dir {layout.root}`, or delete {path}"
+            f"{exc}: choose again with `rag-assets use CONFIG --data-dir {quote(str(layout.root))}`, or delete {path}"
         ) from None

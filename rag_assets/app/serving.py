@@ -11,6 +11,7 @@ import contextlib
 import logging
 import warnings
 from datetime import UTC, datetime
+from shlex import quote
 
 import pandas as pd
 from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, Definitions
@@ -137,7 +138,7 @@ class Served:
 
     def rerun(self) -> str:
         """The command that runs the chosen configuration's experiment again, as it works when printed."""
-        return f"`rag-assets run --data-dir {self.layout.root} --experiment {self.experiment}`"
+        return f"`rag-assets run --data-dir {quote(str(self.layout.root))} --experiment {quote(str(self.experiment))}`"
 
     def parts(self, strategy: str) -> list[tuple[AssetKey, str | None]]:
         """The partitions a strategy's served index is made of (the served model's embeddings), or
@@ -175,7 +176,8 @@ class Served:
         hint = f" (or answer with a model materialised for it: --embedder {' | '.join(others)})" if others else ""
         return IndexNotReady(
             f"the index of strategy {strategy} cannot be served: {'; '.join(problems)}; "
-            f"materialise it again (`rag-assets run --data-dir {self.layout.root} --models {model}`, or from the UI) "
+            f"materialise it again (`rag-assets run --data-dir {quote(str(self.layout.root))} --models {model}`, "
+            "or from the UI) "
             f"before asking{hint}"
         )
 
@@ -299,7 +301,8 @@ class Served:
                     self.model,
                     self.settings.threshold,
                     f"run it again with {self.rerun()}",
-                    f"`rag-assets use {strategy} --data-dir {layout.root} --experiment {self.experiment}`",
+                    f"`rag-assets use {strategy} --data-dir {quote(str(layout.root))} "
+                    f"--experiment {quote(str(self.experiment))}`",
                     lm=lambda: local_generator(self.settings),
                     fill=fill,
                 )
@@ -388,7 +391,8 @@ def opened(settings: Settings, chosen=None):
     home = layout.dagster_home
     if not layout.remote and not (home / "dagster.yaml").is_file():
         raise IndexNotReady(
-            f"nothing has been materialised in {layout.root}: run `rag-assets run --data-dir {layout.root}` first"
+            f"nothing has been materialised in {layout.root}: "
+            f"run `rag-assets run --data-dir {quote(str(layout.root))}` first"
         )
     if layout.remote:  # its history is in PostgreSQL; its home is this machine's, made here if new
         use_data_dir(layout.root, settings.postgres)  # checks the instance too

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from shlex import quote
 
 import pandas as pd
 
@@ -288,8 +289,8 @@ def draft_anyway(written: Path, cache_root) -> str:
     """The command that drafts anyway, as printed: the dataset the written set belongs to and the
     data dir whose draft cache `cache_root` is (DataDir.draft_cache: <data dir>/cache/drafts)."""
     data_dir = cache_root.parent.parent if Path(str(cache_root)).parts[-2:] == ("cache", "drafts") else None
-    where = f" --data-dir {data_dir}" if data_dir is not None else ""
-    return f"rag-assets run --dataset {Path(written).parent}{where} --questions drafted"
+    where = f" --data-dir {quote(str(data_dir))}" if data_dir is not None else ""
+    return f"rag-assets run --dataset {quote(str(Path(written).parent))}{where} --questions drafted"
 
 
 class NeedsLocalGenerator(RuntimeError):

@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from shlex import quote
 
 import yaml
 from pydantic import ValidationError
@@ -158,7 +159,9 @@ def load(path: str | Path) -> Experiment:
     path = Path(path)
     try:
         if not path.is_file():
-            raise ExperimentError(f"{path}: no such experiment file (write one with `rag-assets init --out {path}`)")
+            raise ExperimentError(
+                f"{path}: no such experiment file (write one with `rag-assets init --out {quote(str(path))}`)"
+            )
         if path.stat().st_size > MAX_FILE_BYTES:
             raise ExperimentError(f"{path}: {path.stat().st_size:,} bytes; an experiment file is at most 1 MiB")
         node = yaml.compose(path.read_text(encoding="utf-8"))

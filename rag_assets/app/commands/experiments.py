@@ -11,6 +11,7 @@ import math
 import os
 import time
 from pathlib import Path
+from shlex import quote
 
 from rag_assets.app.options import (
     CommandError,
@@ -97,8 +98,8 @@ def init_command(args: argparse.Namespace) -> int:
         raise CommandError(f"{out} is a link: an experiment file is written as a file of its own, never through one")
     if out.exists() and not out.is_file():
         raise CommandError(f"{out} is not a file: give --out a file name such as experiment.yaml")
-    named = "" if out == dataset.root / spec.FILE_NAME else f" --experiment {out}"
-    check = f"rag-assets check --dataset {dataset.root} --data-dir {args.data_dir}{named}"
+    named = "" if out == dataset.root / spec.FILE_NAME else f" --experiment {quote(str(out))}"
+    check = f"rag-assets check --dataset {quote(str(dataset.root))} --data-dir {quote(args.data_dir)}{named}"
     if out.exists() and not args.force:
         raise CommandError(f"{out} exists: check it with `{check}`, or --force")
     try:
@@ -174,7 +175,8 @@ def use_command(args: argparse.Namespace) -> int:
     served_choice.write(layout, chosen, {"experiment": str(path), "config": config.id, "settings": config.settings()})
     print(
         f"ask and serve on {layout.root} now answer with {config.id} ({layout.root / served_choice.FILE_NAME}): "
-        f"{made.describe()}; the chunks and vectors its run measured. Try: rag-assets ask --data-dir {layout.root} "
+        f"{made.describe()}; the chunks and vectors its run measured. Try: rag-assets ask --data-dir "
+        f"{quote(str(layout.root))} "
         '"your question"'
     )
     return 0
@@ -196,8 +198,9 @@ def _list(experiment, path: Path, layout, settings, dataset: Path) -> int:
     notes: list[str] = []
     known = arms.identities(experiment, layout.endpoint_records, lambda: local_generator(settings), notes.append, False)
     chosen = served_choice.read(layout).get("chosen")
-    rerun = f"rag-assets run --dataset {dataset} --data-dir {layout.root} --experiment {path}"
-    where = f" --data-dir {layout.root} --experiment {path}"
+    here = f"--data-dir {quote(str(layout.root))} --experiment {quote(str(path))}"
+    rerun = f"rag-assets run --dataset {quote(str(dataset))} {here}"
+    where = f" {here}"
     metric, k = experiment.rank_by
     print(f"{path} on {layout.root} ({metric}@{k}; * the one ask and serve answer with):")
     ids = [c.id for c in experiment.configurations]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from shlex import quote
 
 from rag_assets.app.options import CommandError, add_data_dir, refusing
 
@@ -37,7 +38,7 @@ def add(sub) -> None:
 
 
 def _first_run(args) -> str:
-    return f": run `rag-assets run --data-dir {args.data_dir}` first"
+    return f": run `rag-assets run --data-dir {quote(args.data_dir)}` first"
 
 
 def trec_files(args: argparse.Namespace) -> int:
@@ -83,7 +84,7 @@ def _experiment_runs(layout, args):
         which = f"configuration {args.config!r}" if args.config else "configuration"
         raise CommandError(
             f"no {which} of an experiment is materialised in {layout.root}: "
-            f"`rag-assets run --data-dir {layout.root} --experiment`"
+            f"`rag-assets run --data-dir {quote(str(layout.root))} --experiment`"
         )
     with refusing(FileNotFoundError, OSError, hint=_first_run(args)):
         truth = layout.read_table("ground_truth")
@@ -112,7 +113,7 @@ def drafted_questions(args: argparse.Namespace) -> int:
     if table.empty:
         raise CommandError(
             "this data dir evaluated a written question set: nothing was drafted "
-            f"(`rag-assets run --data-dir {layout.root} --questions drafted` drafts one)"
+            f"(`rag-assets run --data-dir {quote(str(layout.root))} --questions drafted` drafts one)"
         )
     records = drafted_records(table)
     out = Path(args.out)

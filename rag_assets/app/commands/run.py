@@ -7,6 +7,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from shlex import quote
 
 from rag_assets.app.options import (
     CommandError,
@@ -366,6 +367,7 @@ def _print_question_origin(layout) -> None:
     print(f"questions: {origin}")
     if drafted_warning(origin):
         print(
-            f"  {drafted_warning(origin)}\n  review them: rag-assets questions export --data-dir {layout.root} "
+            f"  {drafted_warning(origin)}\n  review them: rag-assets questions export --data-dir "
+            f"{quote(str(layout.root))} "
             "--out drafted.jsonl, then save what you keep as the dataset's questions.jsonl"
         )
