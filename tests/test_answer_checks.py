@@ -623,6 +623,12 @@ SAME_THING = [
      "NOT IN SOURCE"),  # `so lang wie` has no pole to contradict; `fünfmal` is no number the source gives
     ("de", "Das Floß ist kürzer als die historischen Flöße.", "Das Floß ist länger als die historischen Flöße [1].",
      "UNSUPPORTED"),
+    ("en", "The cooperative's 64 farms delivered 9.5 million litres of milk in 2023.",
+     "On average each farm delivered roughly 148,000 litres of milk [1].", "NOT IN SOURCE"),  # 9.5 M ÷ 64, unread
+    ("en", "The cooperative's 64 farms delivered 9.5 million litres of milk in 2023.",
+     "The farms delivered roughly 148,000 litres of milk [1].", "UNSUPPORTED"),  # no working said: a wrong amount
+    ("ru", "Программу поддерживает фонд «Чистый лес».", "Программу поддерживает фонд «Чистого леса» [1].",
+     "SUPPORTED"),
 ]  # fmt: skip
 
 

@@ -266,6 +266,13 @@ REST = {  # words that speak of what is left of a whole: `the other 60 percent`,
     "ru": {"остальные", "остальных", "остальным", "оставшиеся", "другие", "других", "помимо", "кроме", "еще"},
     "el": {"υπολοιποι", "υπολοιπες", "υπολοιπα", "υπολοιπο", "αλλοι", "αλλες", "αλλα", "εκτος"},
 }  # fmt: skip
+AGGREGATE = {  # words that make a number a working of others: an average, a share each, a total
+    "en": {"average", "each", "per", "together", "combined", "total", "altogether", "apiece"},
+    "de": {"durchschnitt", "durchschnittlich", "je", "pro", "zusammen", "insgesamt", "gesamt", "jeweils"},
+    "bg": {"средно", "всяко", "всеки", "всяка", "общо", "заедно", "на"},
+    "ru": {"среднем", "средний", "каждый", "каждая", "каждое", "всего", "вместе", "итого", "на"},
+    "el": {"μεσο", "μεσος", "καθε", "συνολικα", "μαζι", "ανα"},
+}  # fmt: skip
 COMPARATIVE_ENDINGS = {"en": (), "de": (), "bg": (), "ru": ("ее",), "el": ("τερο", "τερη", "τερα", "τερος", "τερες")}
 TIME_UNITS = {"h", "min", "s", "ms", "day", "week", "month", "year"}
 SCALES = {  # unit -> (dimension, size in the dimension's base unit): one amount in two units is one claim
