@@ -366,7 +366,12 @@ def _tokens(text: str, rules: _Rules) -> list[_Token]:
             values = frozenset(v + rules.numbers[folded] / 10 for v in whole.values)
             out.append(_Token(f"{whole.text} {point.text} {written}", whole.folded, "number", values))
         elif (
-            (value := rules.numbers.get(folded, _compound_number(folded, rules))) is not None  # `осемте`, `elfeinhalb`
+            (
+                value := rules.numbers.get(
+                    folded, _compound_number(folded, rules, len(out) > 1 and out[-1].folded in rules.number_and)
+                )
+            )
+            is not None  # `двадесет и осемте`, `elfeinhalb`
             and (out[-1].folded if out else "") != "τοις"
             and (folded != "one" or (nxt.isalpha() and nxt not in rules.function_words) or joins(i, Decimal(1)))
         ):
@@ -418,14 +423,15 @@ def _german(word: str) -> Decimal | None:
     return None
 
 
-def _compound_number(folded: str, rules: _Rules) -> Decimal | None:
+def _compound_number(folded: str, rules: _Rules, joining: bool = False) -> Decimal | None:
     """A number in one word the number words do not list: German's compounds, a Bulgarian number
-    with its article (`осемте`, `двете`)."""
+    with its article ending a number in words (`двадесет и осемте`; `осемте` alone is `the eight`
+    of something said before, no amount: `joining`)."""
     if folded in rules.numbers or len(folded) < 4:
         return None
     if rules.language == "de" and folded not in rules.magnitudes:
         return _german(folded)
-    if rules.language == "bg" and folded.endswith(("те", "та")) and folded[:-2] in rules.numbers:
+    if rules.language == "bg" and joining and folded.endswith(("те", "та")) and folded[:-2] in rules.numbers:
         return rules.numbers[folded[:-2]]
     return None
 
@@ -715,7 +721,7 @@ class _Evidence:
         percentage's complement (`60 % = 100 % − 40 %`), and a difference of two counts of one
         sentence (`163 = 186 − 23`). A share of an amount its sentence gives with a percentage, or the
         amount before a rise by it (`4,68 Millionen Euro ≈ 60 % × 7,8 Millionen Euro`, `6.250 ≈ 7.500 ÷
-        1.2`), within 1 %. A date is worked out only as a date of the sources plus a number
+        1.2`), rounded as the claim is written. A date is worked out only as a date of the sources plus a number
         of years their sentence gives (`2024 = 2021 + 3 years`)."""
         kind, wanted = _kind(claim), _base(claim)
         if kind == "date":
@@ -746,7 +752,7 @@ class _Evidence:
                                 (v * (100 - p) / 100, f"{_plain(100 - p)} % × {a.written}"),
                                 (v * 100 / (100 + p), f"{a.written} ÷ {_plain(1 + p / 100)}"),
                             ):
-                                if 0 < p < 100 and any(abs(made - w) <= w / 100 for w in wanted):
+                                if 0 < p < 100 and any(abs(made - w) <= _precision(w) for w in wanted):
                                     return f"{claim.written} ≈ {how}"
         times = "times" in claim.unit or fold(claim.written.split()[0]) in self.rules.multiples
         for a in self.numbers:
@@ -764,11 +770,11 @@ class _Evidence:
                 same = _same_noun(a.after, b.after) and (not claim.after or _same_noun(claim.after, a.after | b.after))
                 # `410 000 people, and in 2023 690 000`: a bare count of one sentence counts the other's noun
                 bare = a.place == b.place and bool(a.after) != bool(b.after)
-                same = same or bare and bool(claim.after) and _same_noun(claim.after, a.after | b.after)
+                bare = bare and bool(claim.after) and _same_noun(claim.after, a.after | b.after)  # differences only
                 parts = a.place == b.place and all(  # the answer says both parts, with their nouns
                     any(n.values & part.values and n.after & part.after for n in stated) for part in (a, b)
                 )
-                if pair == "count" and not same and not (parts and claim.after & (a.after | b.after)):
+                if pair == "count" and not same and not bare and not (parts and claim.after & (a.after | b.after)):
                     continue
                 for p in _base(a):
                     for q in _base(b):
@@ -780,11 +786,12 @@ class _Evidence:
                             (compared or rest and a.place == b.place)
                             and p > q
                             and p - q in wanted
-                            and (pair != "count" or same or rest and a.place == b.place)
+                            and (pair != "count" or same or bare or rest and a.place == b.place)
                         ):
                             return f"{claim.written} = {a.written} − {b.written}"
                         if (
                             a.place == b.place
+                            and (pair != "count" or same or parts)
                             and p + q in wanted
                             and p
                             and q
@@ -813,12 +820,12 @@ class _Evidence:
         return out
 
     def reachable(self, claim: _Number) -> bool:
-        """The claim is within 1.5 % of one arithmetic step on two numbers stated here (`62 children a
+        """The claim is one arithmetic step on two numbers stated here, rounded as the claim is written (`62 children a
         village on average` of `2,350 children in 38 villages`): where the answer says it worked (an
         average, a total, the rest, a comparison), a number the check cannot follow but no error it
         can name; NOT IN SOURCE, not UNSUPPORTED. `The bridge is 176 m long` (486 − 310) says no
         working and stays a contradiction."""
-        return any(abs(c - w) <= abs(w) * Decimal("0.015") for w in _base(claim) if w for c in self._combinations)
+        return any(abs(c - w) <= _precision(w) for w in _base(claim) if w for c in self._combinations)
 
     def best_clause(self, stems: set[str], within: _Sentence | None = None) -> tuple[frozenset, frozenset]:
         """(words, negated) of the clause that shares the most content words with `stems` (at least
@@ -874,6 +881,12 @@ def _same_quantity(claim: _Number, held: _Number) -> bool:
             if abs(value - other) <= abs(value) * slack:
                 return True
     return False
+
+
+def _precision(value: Decimal) -> Decimal:
+    """Half the place of a number's last significant digit: how far a worked-out value may be from
+    it and still be it rounded (`62` for 61.8; `4,68 Millionen` for 4 680 000; not `12.844` for 12 826)."""
+    return Decimal(10) ** value.normalize().as_tuple().exponent / 2
 
 
 def _same_noun(a: frozenset, b: frozenset) -> bool:
@@ -1119,6 +1132,8 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
                 done |= set(range(i + 1, claim.per_at + 1))  # `a year` of `twice a year`
             if claim.unit_at is not None:
                 done |= set(range(i + 1, claim.unit_at + 1))  # `cubic metres`: both words
+                if claim.unit & words.CURRENCIES and claim.unit_at == i + 2 and tokens[i + 1].kind == "word":
+                    done.discard(i + 1)  # `Norwegian` of `2.4 billion Norwegian kroner` is a claim of its own
                 if any(words.SCALES.get(u, ("",))[0] == "length" for u in claim.unit):
                     done |= {
                         k
@@ -1310,24 +1325,29 @@ def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, fr
 
 def _compared(i: int, ours: list, theirs: list) -> bool | None:
     """Whether the comparison at token i of the answer says what a comparison of the sources says
-    (True), the other way round (False), or neither speaks of the same things (None): the same
-    pole against the same thing, or the other pole with the two sides swapped (`B is smaller than
-    A` for `A is larger than B`), agrees."""
+    (True), the other way round (False), or neither can be told (None). It agrees where the thing
+    compared against is the same with the same pole, or is the answer's subject with the other pole
+    (`B is smaller than A` for `A is larger than B`); it is turned round only where both sides are
+    found swapped with the same pole, or kept with the other pole: a word on both sides of the
+    answer's comparison tells nothing."""
     mine = next((c for c in ours if c[0] == i), None)
     if mine is None:
         return None
+    subject, against_ours = mine[2] - mine[3], mine[3] - mine[2]
     said = None
-    for _, classes, _, against in theirs:
+    for _, classes, before, against in theirs:
         for c, p in mine[1]:
             other = next((q for k, q in classes if k == c), None)
             if other is None:
                 continue
-            side = len(against & mine[3]) - len(against & mine[2])  # against our object (+) or our subject (-)
-            if side == 0:
-                continue
-            if (side > 0) == (other == p):
+            same = other == p
+            to_object, to_subject = against & against_ours, against & subject
+            if (same and to_object and not to_subject) or (not same and to_subject and not to_object):
                 return True
-            said = False
+            if (same and to_subject and before & against_ours and not to_object) or (
+                not same and to_object and before & subject and not to_subject
+            ):
+                said = False
     return said
 
 

@@ -202,9 +202,9 @@ UNITS = {  # one unit, its symbols and its names in every language (a unit is th
     "usd": "$ usd dollar dollars dollar долар долара долари доллар доллара долларов δολαρια δολαριο",
     "bgn": "bgn лв лев лева",
     "rub": "₽ rub руб рубль рубля рублей",
-    "nok": "nok krone kroner kronen крони кроны",
+    "krone": "nok dkk sek krone kroner kronen krona kronor крони кроны",
 }  # fmt: skip
-CURRENCIES = {"eur", "gbp", "usd", "bgn", "rub", "nok"}  # units that may stand before their number: `£65`, `NOK 2.4`
+CURRENCIES = {"eur", "gbp", "usd", "bgn", "rub", "krone"}  # units that may stand before their number: `£65`, `NOK 2.4`
 DISCOURSE = {  # words that tie claims together and claim nothing of their own
     "en": {"although", "though", "however", "also", "whereas", "thus", "therefore", "moreover"},
     "de": {"jedoch", "allerdings", "also", "zudem", "außerdem", "ausserdem", "dennoch", "demnach", "somit"},
