@@ -2,6 +2,7 @@
 
     python bench/support_realistic.py [--set en] [--judge-url URL --judge-model NAME]
     python bench/support_realistic.py --summary heldout3     # every language's held-out set 3, one row each
+    python bench/support_realistic.py --summary heldout4 --tolerate 1   # what a paraphrase budget would cost
 
 `bench/data/support_realistic_<set>.jsonl` holds answers hand-written against the source paragraphs
 of `bench/data/support_realistic_sources.json`, each labelled supported (a correct paraphrase: an
@@ -21,7 +22,9 @@ overall the share of unsupported answers flagged and of supported answers passed
 intervals; how many were flagged at the upper level (UNSUPPORTED, a contradiction); and each miss.
 --summary GROUP prints one row per language for the sets <language>_GROUP (GROUP `fitted`: en, bg,
 de, ru, el): correct answers passed, UNSUPPORTED on correct answers, falsehoods flagged at either level
-and at UNSUPPORTED, without the misses.
+and at UNSUPPORTED, without the misses. --tolerate K counts as passed a sentence whose only misses
+are at most K single words NOT IN SOURCE (no number, name or annotation): the budget a rule would
+need to pass paraphrased verbs and nouns, and what it would let through.
 With --judge-url each sentence is also put to that OpenAI-compatible endpoint's model
 (rag_assets.answering.judge), whose own shares are printed too.
 
@@ -51,11 +54,12 @@ def main() -> None:
         "<language>_heldout2 and <language>_heldout3 (all five)",
     )
     p.add_argument("--summary", metavar="GROUP", help="one row per language for <language>_GROUP (or `fitted`)")
+    p.add_argument("--tolerate", type=int, default=0, help="with --summary: pass up to K plain words NOT IN SOURCE")
     p.add_argument("--judge-url", help="also ask the model at this OpenAI-compatible API base, per sentence")
     p.add_argument("--judge-model", help="its name on --judge-url")
     args = p.parse_args()
     if args.summary:
-        return summary(args.summary)
+        return summary(args.summary, args.tolerate)
     judge = Judge(args.judge_url, args.judge_model, 120) if args.judge_url else None
     judged = defaultdict(list)  # label -> [the judge agreed with the label]
     sources = json.loads((DATA / "support_realistic_sources.json").read_text(encoding="utf-8"))
@@ -112,8 +116,15 @@ def checked(case: dict, sources: dict) -> list:
     return check_support(case["answer"], [], {1: source["text"]}, source["language"], question=case["question"])
 
 
-def summary(group: str) -> None:
+def summary(group: str, tolerate: int = 0) -> None:
     """One row per language: the shares the issue's bars are set on, with Wilson intervals."""
+
+    def passes(said: list) -> bool:
+        plain = [m for v in said for m in v.not_in_source if m.isalpha() and m[:1].islower()]
+        return not any(v.contradicted for v in said) and sum(len(v.not_in_source) for v in said) <= min(
+            len(plain), tolerate
+        )
+
     sources = json.loads((DATA / "support_realistic_sources.json").read_text(encoding="utf-8"))
     print(f"| {group} | correct passed | UNSUPPORTED on correct | falsehoods flagged | falsehoods UNSUPPORTED |")
     print("|---|---|---|---|---|")
@@ -127,10 +138,10 @@ def summary(group: str) -> None:
         for case in cases:
             said = checked(case, sources)
             if case["label"] == "supported":
-                row["passed"].append(all(v.supported for v in said))
+                row["passed"].append(passes(said))
                 row["strong on correct"].append(any(v.verdict == "UNSUPPORTED" for v in said))
             else:
-                row["flagged"].append(any(not v.supported for v in said))
+                row["flagged"].append(not passes(said))
                 row["strong on false"].append(any(v.verdict == "UNSUPPORTED" for v in said))
         for key, values in row.items():
             total[key] += values
