@@ -9,6 +9,11 @@ On the bundled corpus (the data dirs of two fresh runs; README.md has no marked 
     python bench/docs_figures.py --data-dir /tmp/d --measured-by "rag-assets run" docs/results.md docs/answering.md
     python bench/docs_figures.py --data-dir /tmp/d32 --measured-by "rag-assets run --models minilm-fp32" docs/results.md
 
+and on the data dir of docs/experiments.md's walk-through (`rag-assets run --dataset /tmp/ds --data-dir /tmp/dd
+--experiment` on a copy of the bundled corpus and the file `rag-assets init` writes):
+
+    python bench/docs_figures.py --data-dir /tmp/dd --measured-by "rag-assets run --experiment" docs/experiments.md
+
 KIND says where a table's figures come from:
 
 - `retrieval`: `evaluation_tables`. A row is found by its first cell's first word (the strategy:
@@ -27,6 +32,11 @@ KIND says where a table's figures come from:
   which a data dir with several models needs), a column by its header.
 - `refusal`: `refusal_sweep`, the serving model's rows, shown as `refusal_sweep`'s own table
   (metadata `at_three_thresholds`): a row is found by its threshold, a column by its header.
+- `leaderboard`: the leaderboard `rag-assets run --experiment` writes (`experiment_leaderboard`,
+  reports/experiment_leaderboard.md): a row is found by its `config` cell, a column by its header,
+  in whichever of the report's tables (quality; latency, size and cost; chunks) has every column of
+  the doc's. A cell's words beside its numbers are compared too ("0.0028, worse" is not "0.0028"),
+  and the doc cannot print more digits than the report does.
 
 Every number of a cell is compared at the precision the doc prints it (0.032 against 0.0317 is the
 same, 1.3e-05 against 4.17e-07 is not). Whatever the marker says after the kind is the command that
@@ -237,6 +247,33 @@ class Measured:
         return self._embedders[model]
 
     @cached_property
+    def leaderboard(self) -> list[tuple[list[str], dict[str, list[str]]]]:
+        """reports/experiment_leaderboard.md's tables: each one's header (lower case) and its rows
+        by config."""
+        path = self.layout.reports / "experiment_leaderboard.md"
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} is missing: no experiment ran in this data dir (rag-assets run --experiment)"
+            )
+        found, lines = [], path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("|") or (i and lines[i - 1].startswith("|")) or i + 1 >= len(lines):
+                continue
+            header = [h.lower() for h in _cells(line)]
+            if "config" not in header:
+                continue
+            rows = {}
+            for row in lines[i + 2 :]:
+                if not row.startswith("|"):
+                    break
+                cells = _cells(row)
+                rows[cells[header.index("config")]] = cells
+            found.append((header, rows))
+        if not found:
+            raise ValueError(f"{path}: no leaderboard table")
+        return found
+
+    @cached_property
     def refusal_sweep(self) -> pd.DataFrame:
         """The serving model's rows (the first model of the sweep)."""
         table = self.layout.read_table("refusal_sweep")
@@ -373,12 +410,52 @@ def chunk_set_figures(table: Table, measured: Measured) -> list[Figure]:
     return figures
 
 
+def _words(cell: str) -> str:
+    return " ".join(NUMBER.sub("#", cell).split())
+
+
+def leaderboard_figures(table: Table, measured: Measured) -> list[Figure]:
+    header = [h.lower() for h in table.header]
+    if "config" not in header:
+        raise ValueError(f"{table.path}:{table.line}: a leaderboard table has a `config` column")
+    ours = next(((h, rows) for h, rows in measured.leaderboard if set(header) <= set(h)), None)
+    if ours is None:
+        every = {c for h, _ in measured.leaderboard for c in h}
+        missing = [h for h in table.header if h.lower() not in every]
+        raise ValueError(
+            f"{table.path}:{table.line}: "
+            + (
+                f"the column(s) {missing} are not one of the leaderboard's"
+                if missing
+                else "no table of the leaderboard has all these columns"
+            )
+        )
+    our_header, rows = ours
+    figures = []
+    for number, cells in table.rows:
+        where, config = f"{table.path}:{number}", cells[header.index("config")]
+        row = rows.get(config)
+        if row is None:
+            figures.append(Figure(where, config, next(iter(NUMBER.findall(" ".join(cells))), "(a row)"), None))
+            continue
+        for doc_header, cell in zip(header, cells):
+            if doc_header == "config":
+                continue
+            name, our_cell = f"{config}: {doc_header}", row[our_header.index(doc_header)]
+            if _words(cell) != _words(our_cell):
+                figures.append(Figure(where, name, cell or "(empty)", our_cell or "(empty)"))
+            else:
+                figures += _cell_figures(where, name, cell, our_cell)
+    return figures
+
+
 CHECKS = {
     "retrieval": retrieval_figures,
     "answerers": answerer_figures,
     "answerer-summary": answerer_summary_figures,
     "refusal": refusal_figures,
     "chunk-sets": chunk_set_figures,
+    "leaderboard": leaderboard_figures,
 }
 
 

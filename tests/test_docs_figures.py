@@ -1,7 +1,7 @@
 """bench/docs_figures.py, the check that a documented table still is what the code produces: on a
-data dir's real tables (evaluation, refusal sweep, the answerers' report, chunk sets) it passes a doc
-that prints those figures and fails, naming the line, a doc where one figure drifted or a row the
-data dir does not hold; and the docs' own marked tables are read whole."""
+data dir's real tables (evaluation, refusal sweep, the answerers' report, chunk sets, an experiment's
+leaderboard) it passes a doc that prints those figures and fails, naming the line, a doc where one
+figure drifted or a row the data dir does not hold; and the docs' own marked tables are read whole."""
 
 import importlib.util
 import subprocess
@@ -248,9 +248,87 @@ def test_a_marker_of_an_unknown_kind_or_a_column_no_table_has_is_refused(measure
     assert refused.returncode == 2 and "the column 'speed' is not one of the answerers' comparison" in refused.stderr
 
 
+@pytest.fixture(scope="module")
+def experimented(pump, tmp_path_factory):
+    """A data dir an experiment ran in, on the tiny pump corpus, by the code `rag-assets run
+    --experiment` runs: each configuration measured (`measure`, as the `experiment_runs` asset
+    does), then ranked and written (`leaderboard.rank`, `Report.write`, as `experiment_leaderboard`
+    does). (data dir, the leaderboard's Markdown.)"""
+    from rag_assets.experiment import leaderboard, measure, spec
+
+    snap = pump[0]
+    truth = gt.validate(TINY_QUESTIONS, snap)[0]
+    root = tmp_path_factory.mktemp("experiment")
+    path = root / "experiment.yaml"
+    path.write_text("chunkers: [E, C]\nembedders: [minilm]\nretrievers: [hybrid, bm25]\n")
+    experiment = spec.load(path)
+    layout = DataDir(root / "data")
+    tables = {
+        c.id: measure.measure(c, snap, truth, layout, experiment.token_budget, log=lambda line: None).table
+        for c in experiment.configurations
+    }
+    report = leaderboard.rank(tables, experiment.rank_by, {}, experiment.token_budget)
+    report.write(layout.reports)
+    return layout.root, report.markdown
+
+
+def _report_table(markdown, section):
+    """The lines of the leaderboard report's table under `## section`."""
+    lines = markdown.split(f"## {section}")[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return lines[start:end]
+
+
+def test_a_leaderboard_table_passes_as_the_experiment_wrote_it_and_fails_on_a_planted_drift(experimented, tmp_path):
+    data_dir, markdown = experimented
+    quality, chunks = _report_table(markdown, "Quality"), _report_table(markdown, "Chunks")
+    assert len(quality) == len(chunks) == 2 + 3  # three configurations
+    marker = "<!-- figures:leaderboard rag-assets run --experiment -->"
+    doc = _doc(tmp_path, [marker, *quality], [marker, *chunks])
+    passed = _check(data_dir, doc)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    numbers = _bench().NUMBER.findall
+    expected = sum(len(numbers(" ".join(c for i, c in enumerate(_cells(r)) if i != 1))) for r in quality[2:])
+    expected += sum(len(numbers(" ".join(_cells(r)[1:]))) for r in chunks[2:])
+    assert f"all {expected} figures match" in passed.stdout, passed.stdout
+    assert passed.stdout.count("leaderboard, measured by `rag-assets run --experiment`") == 2
+
+    first, second, third = quality[2:]
+    recall = _cells(second)[2]
+    drifted = [
+        _with_cell(first, 1, "b999+minilm+hybrid+none"),  # a configuration the leaderboard does not hold
+        _with_cell(second, 2, "0.900" + recall[5:]),  # a figure
+        _with_cell(third, 7, _cells(third)[7] + ", worse"),  # a finding the leaderboard does not make
+    ]
+    over = _cells(chunks[2])[2]
+    moved = _with_cell(chunks[2], 2, over.replace(" of ", " of 1"))  # "0 of 5 over 256" -> "0 of 15 over 256"
+    doc = _doc(tmp_path, [marker, *quality[:2], *drifted], [marker, *chunks[:2], moved])
+    line = {text: number for number, text in enumerate(doc.read_text().splitlines(), start=1)}
+    failed = _check(data_dir, doc)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    problems = failed.stdout.split("measured by")[-1].strip().splitlines()[1:]
+    config = _cells(second)[1]
+    assert f"doc.md:{line[drifted[0]]}: b999+minilm+hybrid+none: the doc says 1" in failed.stdout
+    assert "no such figure" in failed.stdout
+    assert (
+        f"doc.md:{line[drifted[1]]}: {config}: recall@4: the doc says 0.900, the data dir gives {recall[:5]}"
+    ) in failed.stdout
+    assert f"doc.md:{line[drifted[2]]}: {_cells(third)[1]}: vs the best: p (holm): the doc says" in failed.stdout
+    assert f"doc.md:{line[moved]}: {_cells(moved)[0]}: chunks over the window: the doc says 15" in failed.stdout
+    assert len(problems) == 4, problems
+
+    doc = _doc(tmp_path, [marker, "| config | recall@4 | speed |", "|---|---|---|", "| E+-+bm25+none | 1.000 | 3 |"])
+    refused = _check(data_dir, doc)
+    assert refused.returncode == 2 and "the column(s) ['speed'] are not one of the leaderboard's" in refused.stderr
+    bare = _check(tmp_path / "no-experiment", doc)
+    assert bare.returncode == 2 and "no experiment ran in this data dir" in bare.stderr, bare.stderr
+
+
 def test_the_marked_tables_of_the_docs_are_read_whole():
     """What the bench checks on the bundled corpus's data dirs: results.md's chunk sets, retrieval
-    (the fp32 run), refusal, answerers and generation tables, and answering.md's answerer table."""
+    (the fp32 run), refusal, answerers and generation tables, answering.md's answerer table, and
+    experiments.md's leaderboard of the init file (the walk-through's data dir)."""
     bench = _bench()
     results = bench.tables(PROJECT_ROOT / "docs" / "results.md")
     assert [(t.kind, t.command) for t in results] == [
@@ -263,3 +341,7 @@ def test_the_marked_tables_of_the_docs_are_read_whole():
     assert [len(t.rows) for t in results] == [8, 5, 4, 5, 13]
     answering = bench.tables(PROJECT_ROOT / "docs" / "answering.md")
     assert [(t.kind, t.command, len(t.rows)) for t in answering] == [("answerers", "rag-assets run", 7)]
+    experiments = bench.tables(PROJECT_ROOT / "docs" / "experiments.md")
+    assert [(t.kind, t.command, len(t.rows)) for t in experiments] == [
+        ("leaderboard", "rag-assets run --experiment", 10)
+    ]
