@@ -456,8 +456,9 @@ def real_answers(args) -> None:
     for name, rows in groups.items():
         flags = 0
         for r in rows.itertuples():
-            quotes = {s["index"]: s["quote"] for s in r.sources}  # checked again as `ask` checks it
-            checked = check_support(r.answer, [lm.answer_prefix], quotes, question=r.question)
+            quotes = {s["index"]: s["quote"] for s in r.sources}  # checked again as `ask` checks it,
+            titles = {s["index"]: s.get("locator_label", "") for s in r.sources}  # titles and headings too
+            checked = check_support(r.answer, [lm.answer_prefix], quotes, question=r.question, titles=titles)
             checked = [s.as_dict() for s in checked if not s.supported]
             flags += bool(checked)
             if checked and name.startswith("correct"):
