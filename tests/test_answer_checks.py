@@ -629,6 +629,10 @@ SAME_THING = [
      "The farms delivered roughly 148,000 litres of milk [1].", "UNSUPPORTED"),  # no working said: a wrong amount
     ("ru", "Программу поддерживает фонд «Чистый лес».", "Программу поддерживает фонд «Чистого леса» [1].",
      "SUPPORTED"),
+    ("en", "In 2020 the town had 12,000 inhabitants, 20 percent more than in 2010.",
+     "In 2010 the town had 10,000 inhabitants [1].", "SUPPORTED"),  # 12,000 ÷ 1.2
+    ("en", "In 2020 the town had 12,000 inhabitants, 20 percent more than in 2010.",
+     "In 2010 the town had 9,600 inhabitants [1].", "UNSUPPORTED"),  # 80 % of it is no rest the answer speaks of
 ]  # fmt: skip
 
 

@@ -719,7 +719,8 @@ class _Evidence:
         answer does not state that count itself (`80 mg twice daily` is no 80 mg a day). Where the
         answer speaks of the rest of a whole (`rest`: `the other`, `apart from`, or a negation): a
         percentage's complement (`60 % = 100 % − 40 %`), and a difference of two counts of one
-        sentence (`163 = 186 − 23`). A share of an amount its sentence gives with a percentage, or the
+        sentence (`163 = 186 − 23`), and the rest of an amount (`40 % × 7,8 Millionen`). A share of an
+        amount its sentence gives with a percentage, or the
         amount before a rise by it (`4,68 Millionen Euro ≈ 60 % × 7,8 Millionen Euro`, `6.250 ≈ 7.500 ÷
         1.2`), rounded as the claim is written. A date is worked out only as a date of the sources plus a number
         of years their sentence gives (`2024 = 2021 + 3 years`)."""
@@ -749,10 +750,10 @@ class _Evidence:
                         for v in _base(a):
                             for made, how in (
                                 (v * p / 100, f"{_plain(p)} % × {a.written}"),
-                                (v * (100 - p) / 100, f"{_plain(100 - p)} % × {a.written}"),
+                                (v * (100 - p) / 100 if rest else None, f"{_plain(100 - p)} % × {a.written}"),
                                 (v * 100 / (100 + p), f"{a.written} ÷ {_plain(1 + p / 100)}"),
                             ):
-                                if 0 < p < 100 and any(abs(made - w) <= _precision(w) for w in wanted):
+                                if made and 0 < p < 100 and any(abs(made - w) <= _precision(w) for w in wanted):
                                     return f"{claim.written} ≈ {how}"
         times = "times" in claim.unit or fold(claim.written.split()[0]) in self.rules.multiples
         for a in self.numbers:
@@ -884,9 +885,10 @@ def _same_quantity(claim: _Number, held: _Number) -> bool:
 
 
 def _precision(value: Decimal) -> Decimal:
-    """Half the place of a number's last significant digit: how far a worked-out value may be from
-    it and still be it rounded (`62` for 61.8; `4,68 Millionen` for 4 680 000; not `12.844` for 12 826)."""
-    return Decimal(10) ** value.normalize().as_tuple().exponent / 2
+    """How far a worked-out value may be from a number and still be it as written: half the place of
+    its last significant digit, at most 1 % of it (`62` for 61.8; `4,68 Millionen` for 4 680 000; not
+    `12.844` for 12 826, nor `10,000` for 9,600)."""
+    return min(Decimal(10) ** value.normalize().as_tuple().exponent / 2, abs(value) / 100)
 
 
 def _same_noun(a: frozenset, b: frozenset) -> bool:
