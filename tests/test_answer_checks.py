@@ -633,6 +633,14 @@ SAME_THING = [
      "In 2010 the town had 10,000 inhabitants [1].", "SUPPORTED"),  # 12,000 ÷ 1.2
     ("en", "In 2020 the town had 12,000 inhabitants, 20 percent more than in 2010.",
      "In 2010 the town had 9,600 inhabitants [1].", "UNSUPPORTED"),  # 80 % of it is no rest the answer speaks of
+    ("ru", "На оранжерею выделили 38 миллионов рублей, а по площади сад — третий ботанический сад в Сибири.",
+     "Сад — второй по площади ботанический сад в Сибири [1].", "UNSUPPORTED"),  # an ordinal of another sentence's
+    ("bg", "През 2022 г. кампанията стана третата в страната, получила награда.",
+     "През 2022 г. тя стана първата кампания в страната, получила награда [1].", "UNSUPPORTED"),  # `третата`
+    ("el", "Κατασκευάστηκε από τη Δημόσια Επιχείρηση Ηλεκτρισμού (ΔΕΗ) μεταξύ 1986 και 1993. Ήταν το δεύτερο φράγμα.",
+     "Η ΔΕΗ κατασκεύασε το φράγμα μεταξύ 1986 και 1993 [1].", "SUPPORTED"),  # `ΔΕΗ` is no ordinal
+    ("de", "Der Weltcup findet jedes Jahr im Januar statt.", "Der Weltcup findet alle zwei Jahre im Januar statt [1].",
+     "UNSUPPORTED"),  # every two years is not every year
 ]  # fmt: skip
 
 

@@ -239,7 +239,11 @@ def _rules(language: str) -> _Rules:
         folded(words.BETWEEN),
         {fold(w): unit for w, unit in _of(words.FREQUENCY, language).items()},
         {form: frozenset(ids) for form, ids in units.items()},
-        {stem(fold(w)): i + 1 for i, w in enumerate(_of(words.ORDINALS, language).split())},
+        {
+            stem(fold(w)): i + 1
+            for i, forms in enumerate(_of(words.ORDINALS, language).split())
+            for w in forms.split("/")
+        },
         folded(words.SUPERLATIVE),
         exclusive,
         tuple(tuple(cls) for cls in poles),
@@ -1033,8 +1037,7 @@ def _sentence(tokens: list[_Token], rules: _Rules) -> _Sentence:
             polarities.setdefault(s, set()).add(negated)
             clause.append(s)
         if t.kind == "word" and (value := rules.ordinal(t)):
-            nxt = [n for n in tokens[i + 1 : i + 3] if n.kind == "word"]
-            ordinals.setdefault(value, set()).update(rules.stem(n.folded) for n in nxt)
+            ordinals.setdefault(value, set()).update(_ordinal_of(tokens, i, rules))
     for s in clause:
         negated_clauses[s] = negated_clauses.get(s, False) or clause_negated
     quantifiers = {cls for _, cls in _quantifiers(tokens, rules)}
@@ -1219,7 +1222,12 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     absent.sort(key=lambda c: c[0])
     out, rest = [c[1:] for c in contradicted], [a[1:] for a in absent]
     if best is not None:
-        more, less = _against(tokens, best, rules)
+        held = _ordinal_of  # the sources' sentences that count what the answer's ordinals count
+        counted = {
+            s for k, t in enumerate(tokens) if t.kind == "word" and rules.ordinal(t) for s in held(tokens, k, rules)
+        }
+        others = [s for s in evidence.sentences if any(counted & nouns for nouns in s.ordinals.values())]
+        more, less = _against(tokens, best, rules, others)
         out, rest = out + more, rest + less
     return out, rest, worked, best.text if best is not None else ""
 
@@ -1353,7 +1361,13 @@ def _compared(i: int, ours: list, theirs: list) -> bool | None:
     return said
 
 
-def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list, list]:
+def _ordinal_of(tokens: list[_Token], i: int, rules: _Rules) -> set[str]:
+    """The stems of the content words among the five tokens after the ordinal at i: what it counts
+    (`второй по площади ботанический сад`)."""
+    return {rules.stem(n.folded) for n in tokens[i + 1 : i + 6] if rules.content(n)}
+
+
+def _against(tokens: list[_Token], best: _Sentence, rules: _Rules, others: list = ()) -> tuple[list, list]:
     """Quantifiers and ordinals against the source sentence that shares most words: (contradicted,
     not in source). A quantifier is a contradiction only where that sentence uses another."""
     out: list[tuple[str, Held]] = []
@@ -1367,12 +1381,15 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules) -> tuple[list
         if cls in wanted and (t, cls) in _quantifiers(tokens, rules):
             absent.append((f"{t.text} (a quantifier the source does not use)", None))
             break
+    values = {rules.ordinal(t) for t in tokens if t.kind == "word" and not t.text.isupper()} - {None}
     for k, t in enumerate(tokens):
-        value = rules.ordinal(t) if t.kind == "word" else None
-        ours = {rules.stem(n.folded) for n in tokens[k + 1 : k + 3] if n.kind == "word"}
-        # another ordinal of the same thing (`the first article` for `the 23rd article`; not `the third
-        # phase` against `the first year`)
-        if value and value not in best.ordinals and any(not ours or ours & theirs for theirs in best.ordinals.values()):
+        # one ordinal, in lower case (`ΔΕΗ` is none); an answer naming several restates a sequence
+        value = rules.ordinal(t) if t.kind == "word" and not t.text.isupper() and len(values) == 1 else None
+        ours = _ordinal_of(tokens, k, rules)
+        # another ordinal of the same thing (`the first article` for `the second article`; not `the
+        # third phase` against `the first year`), in the best sentence or any the sources hold of it
+        said = {v for s in [best, *others] for v, theirs in s.ordinals.items() if not ours or ours & theirs}
+        if value and said and value not in said:
             out.append((f"{t.text} (the source gives another ordinal)", None))
             break
     said = {v for v in best.ordinals if v > 1}

@@ -61,8 +61,9 @@ QUANTIFIERS = {  # class -> words
            "ορισμενες", "ορισμενα"}, "most": {"περισσοτεροι", "περισσοτερες", "περισσοτερα"},
            "many": {"πολλοι", "πολλες", "πολλα"}},
 }  # fmt: skip
-EVERY = {"en": {"every", "each"}, "de": {"jeder", "jede", "jedes", "jeden", "jedem"}, "bg": {"всеки", "всяка", "всяко"},
-         "ru": {"каждый", "каждая", "каждое", "каждую", "каждого", "ежегодно"}, "el": {"καθε"}}  # fmt: skip
+EVERY = {"en": {"every", "each"}, "de": {"jeder", "jede", "jedes", "jeden", "jedem", "alle"},
+         "bg": {"всеки", "всяка", "всяко"}, "ru": {"каждый", "каждая", "каждое", "каждую", "каждого", "ежегодно"},
+         "el": {"καθε"}}  # fmt: skip
 ATTRIBUTION = {  # words that speak of the sources or of the exchange, not of the world
     "en": {"according", "source", "sources", "document", "documents", "passage", "passages", "context", "text",
            "mentioned", "mention", "answer", "question", "say", "says", "state", "states", "stated", "yes", "article",
@@ -290,10 +291,11 @@ FREQUENCY = {  # a word that is "once per <unit>"
     "ru": {"ежедневно": "day", "еженедельно": "week", "ежемесячно": "month", "ежегодно": "year"},
     "el": {"καθημερινα": "day", "εβδομαδιαια": "week", "μηνιαια": "month", "ετησιως": "year"},
 }  # fmt: skip
-ORDINALS = {
+ORDINALS = {  # the first ten, in order; a slash between the forms a stem does not join
     "en": "first second third fourth fifth sixth seventh eighth ninth tenth",
     "de": "erste zweite dritte vierte funfte sechste siebte achte neunte zehnte",
-    "bg": "първи втори трети четвърти пети шести седми осми девети десети",
+    "bg": "първи/първа втори/втора трети/трета четвърти/четвърта пети/пета шести/шеста седми/седма осми/осма "
+    "девети/девета десети/десета",
     "ru": "первый второй третий четвертый пятый шестой седьмой восьмой девятый десятый",
     "el": "πρωτος δευτερος τριτος τεταρτος πεμπτος εκτος εβδομος ογδοος ενατος δεκατος",
 }
