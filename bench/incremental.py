@@ -30,7 +30,8 @@ def _texts(data_dir: Path) -> dict[str, set[str]]:
 def _encoded(data_dir: Path) -> dict[str, int]:
     with DagsterInstance.from_config(str(data_dir / "dagster_home")) as instance:
         records = instance.fetch_materializations(AssetKey("embeddings"), limit=len(STRATEGIES)).records
-        return {r.partition_key: r.asset_materialization.metadata["encoded"].value for r in records}
+        # `embeddings` is partitioned by `model|strategy`: the table is by strategy
+        return {r.partition_key.split("|")[-1]: r.asset_materialization.metadata["encoded"].value for r in records}
 
 
 def _answer_cache(data_dir: Path) -> dict:

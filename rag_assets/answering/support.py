@@ -1311,8 +1311,11 @@ def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, fr
     """(index, exclusive classes, stems before it, stems after `than`) of each word of an exclusive
     class followed (within four words, or after a comma) by `than`/`als`/`от`/`чем`/`από`: what is
     compared with what, so that `B is smaller than A` can be read as the source's `A is larger than
-    B`, and `a bigger annual budget than` as one comparison."""
-    out = []
+    B`, and `a bigger annual budget than` as one comparison. Of the words before one `than`, the
+    first compares (`far more light pollution than`: `more`, not `light`); what is compared runs from
+    the sentence's start, or its last `;` or `:` (a full stop inside a sentence ends `1867 г.`)."""
+    out: list[tuple[int, set, frozenset, frozenset]] = []
+    taken: set[int] = set()
     for i, t in enumerate(tokens):
         classes = rules.classes(t) if t.kind == "word" else set()
         than = next(
@@ -1323,9 +1326,10 @@ def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, fr
             ),
             None,
         )
-        if not classes or than is None:
+        if not classes or than is None or than in taken:
             continue
-        start = max((k + 1 for k in range(i) if tokens[k].kind == "punct" and tokens[k].text != ","), default=0)
+        taken.add(than)
+        start = max((k + 1 for k in range(i) if tokens[k].text in ";:"), default=0)
         end = next((k for k in range(than + 1, len(tokens)) if tokens[k].kind == "punct"), len(tokens))
         before = frozenset(f for c in tokens[start:i] if rules.content(c) for f in rules.forms(c.folded))
         after = frozenset(f for c in tokens[than + 1 : end] if rules.content(c) for f in rules.forms(c.folded))
