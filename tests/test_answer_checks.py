@@ -641,6 +641,12 @@ SAME_THING = [
      "Η ΔΕΗ κατασκεύασε το φράγμα μεταξύ 1986 και 1993 [1].", "SUPPORTED"),  # `ΔΕΗ` is no ordinal
     ("de", "Der Weltcup findet jedes Jahr im Januar statt.", "Der Weltcup findet alle zwei Jahre im Januar statt [1].",
      "UNSUPPORTED"),  # every two years is not every year
+    ("en", "The site has far less light pollution than the older station in Cardale.",
+     "The older station in Cardale had far more light pollution than the site [1].", "SUPPORTED"),  # `more` compares
+    ("bg", "Сградата на библиотеката е по-стара от манастирската църква.",
+     "Манастирската църква, построена през 1867 г., е по-нова от сградата на библиотеката [1].", "NOT IN SOURCE"),
+    ("bg", "Сградата на библиотеката е по-стара от манастирската църква.",
+     "Манастирската църква е по-стара от сградата на библиотеката [1].", "UNSUPPORTED"),
 ]  # fmt: skip
 
 
