@@ -16,7 +16,9 @@ way after those were read, on three new paragraphs per language; docs/answering.
 run); <language>_heldout2 for all five (written the same way for issue 49, on three more paragraphs
 per language y_<language>_1..3, run once unfitted after its rules were committed, then read and
 fitted); <language>_heldout3 for all five (written by a helper that saw neither the check nor its
-output, on paragraphs z_<language>_1..3, after the round of issue 49's rules; never fitted). Each answer is
+output, on paragraphs z_<language>_1..3, after the first round of issue 49's rules; run once, then
+read and fitted); <language>_heldout4 (w_<language>_1..3; the same after the second round) and
+<language>_heldout5 (v_<language>_1..3; the same after the last rule, run once and not read). Each answer is
 checked as `ask` checks it, against its source cited as [1], with its question. Prints per kind and
 overall the share of unsupported answers flagged and of supported answers passed, with Wilson 95 %
 intervals; how many were flagged at the upper level (UNSUPPORTED, a contradiction); and each miss.
@@ -51,7 +53,7 @@ def main() -> None:
         "--set",
         default="en",
         help="which set: en, bg, de, ru, el, <language>_unseen (en, bg, de), <language>_heldout and "
-        "<language>_heldout2 and <language>_heldout3 (all five)",
+        "<language>_heldout2 to <language>_heldout5 (all five)",
     )
     p.add_argument("--summary", metavar="GROUP", help="one row per language for <language>_GROUP (or `fitted`)")
     p.add_argument("--tolerate", type=int, default=0, help="with --summary: pass up to K plain words NOT IN SOURCE")
