@@ -102,6 +102,16 @@ def write_dataset(root: Path, docs: dict[str, str | bytes] = TINY_DOCS, question
     return root
 
 
+def encoded_index(name: str, chunks, embedder, access=None):
+    """A ChunkIndex over `chunks`' texts with the embedder's real vectors and a default BM25 index,
+    `access` giving each chunk's access list (None: an index for ALL_TENANTS only)."""
+    from rag_assets.retrieval.lexical import BM25Index
+    from rag_assets.retrieval.search import ChunkIndex
+
+    texts = chunks["text"].tolist()
+    return ChunkIndex(name, chunks["chunk_id"].tolist(), texts, embedder.encode(texts), BM25Index.build(texts), access)
+
+
 @pytest.fixture(scope="module")
 def pump(tmp_path_factory):
     """The tiny pump corpus as an E chunk set (with titles) with real vectors and a BM25 index:
@@ -110,21 +120,13 @@ def pump(tmp_path_factory):
     from rag_assets.ingest import corpus
     from rag_assets.ingest.access import access_by_document
     from rag_assets.retrieval.embedding import LocalEmbedder
-    from rag_assets.retrieval.lexical import BM25Index
-    from rag_assets.retrieval.search import ChunkIndex
 
     root = write_dataset(tmp_path_factory.mktemp("pump"), TINY_DOCS)
     snap = corpus.snapshot(root / "documents")
     chunks = chunk_corpus(snap, STRATEGIES["E"]).merge(snap[["document_id", "title"]], on="document_id")
     embedder = LocalEmbedder()
-    index = ChunkIndex(
-        "E",
-        chunks["chunk_id"].tolist(),
-        chunks["text"].tolist(),
-        embedder.encode(chunks["text"].tolist()),
-        BM25Index.build(chunks["text"].tolist()),
-        [access_by_document(snap)[d] for d in chunks["document_id"]],  # every document public
-    )
+    access = access_by_document(snap)
+    index = encoded_index("E", chunks, embedder, [access[d] for d in chunks["document_id"]])  # every document public
     return snap, chunks, index, embedder
 
 

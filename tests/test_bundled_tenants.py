@@ -3,6 +3,7 @@ team-a's alone, so `ask "When does Project Falcon launch?" --tenant team-a` answ
 other viewer (team-b, a caller without a tenant) gets NO ANSWER."""
 
 import pytest
+from conftest import encoded_index
 
 from rag_assets.answering.answerer import Answerer, with_titles
 from rag_assets.answering.extractive import Extractive
@@ -11,8 +12,6 @@ from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.access import ALL_TENANTS, access_by_document
 from rag_assets.retrieval.embedding import LocalEmbedder
-from rag_assets.retrieval.lexical import BM25Index
-from rag_assets.retrieval.search import ChunkIndex
 
 FALCON = "internal/project-falcon.md"
 QUESTION = "When does Project Falcon launch?"
@@ -45,14 +44,7 @@ def answerers(snap):
     chunks["content"] = chunks["text"]
     embedder = LocalEmbedder()
     access = access_by_document(kept)
-    index = ChunkIndex(
-        "E",
-        chunks["chunk_id"].tolist(),
-        chunks["text"].tolist(),
-        embedder.encode(chunks["text"].tolist()),
-        BM25Index.build(chunks["text"].tolist()),
-        [access[d] for d in chunks["document_id"]],
-    )
+    index = encoded_index("E", chunks, embedder, [access[d] for d in chunks["document_id"]])
     answerer = Answerer(index, chunks, embedder, Extractive(embedder), threshold=PACKAGED["minilm-fp32"].threshold)
     return answerer, dict(zip(kept["path"], kept["document_id"]))[FALCON]
 

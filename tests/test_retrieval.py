@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import WordOverlapScorer
+from conftest import WordOverlapScorer, encoded_index
 from rank_bm25 import BM25Okapi
 
 from rag_assets.catalog import BUNDLED_DATASET
@@ -163,13 +163,7 @@ def test_hybrid_keeps_dense_nearest_chunk_so_the_gate_refuses_alike(embedder, bu
     with hybrid and refusal_sweep measures dense."""
     chunks, truth = bundled
     chunks = chunks.head(300)
-    index = ChunkIndex(
-        "C",
-        chunks["chunk_id"].tolist(),
-        chunks["text"].tolist(),
-        embedder.encode(chunks["text"].tolist()),
-        BM25Index.build(chunks["text"].tolist()),
-    )
+    index = encoded_index("C", chunks, embedder)
     queries = truth.drop_duplicates("question_id").head(80)[["query_id", "query"]]
     runs = run_queries(index, queries, embedder.encode(queries["query"].tolist()), np.zeros(len(queries)), depth=depth)
     nearest = runs.assign(nearest=runs["distances"].apply(min)).pivot(

@@ -7,15 +7,14 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ScriptedLM, WordOverlapScorer
+from conftest import ScriptedLM, WordOverlapScorer, encoded_index
 
 from rag_assets.answering.answerer import Answerer, Generative
 from rag_assets.chunking.strategies import STRATEGIES, chunk_corpus
 from rag_assets.ingest import corpus
 from rag_assets.ingest.access import ALL_TENANTS, access_by_document
 from rag_assets.retrieval.embedding import LocalEmbedder
-from rag_assets.retrieval.lexical import BM25Index
-from rag_assets.retrieval.search import ChunkIndex, run_queries
+from rag_assets.retrieval.search import run_queries
 
 SECRET_B = "Project Falcon launches on 4 March; the budget is 2 million euros."
 DOCS = {
@@ -36,14 +35,7 @@ def index(tmp_path_factory):
     chunks = chunk_corpus(snap, STRATEGIES["C"]).merge(snap[["document_id", "title", "path"]], on="document_id")
     access = access_by_document(snap)
     embedder = LocalEmbedder()
-    idx = ChunkIndex(
-        "C",
-        chunks["chunk_id"].tolist(),
-        chunks["text"].tolist(),
-        embedder.encode(chunks["text"].tolist()),
-        BM25Index.build(chunks["text"].tolist()),
-        [access[d] for d in chunks["document_id"]],
-    )
+    idx = encoded_index("C", chunks, embedder, [access[d] for d in chunks["document_id"]])
     owner = dict(zip(chunks["chunk_id"], chunks["path"]))
     return idx, chunks, embedder, owner
 
