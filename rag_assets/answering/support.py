@@ -553,7 +553,7 @@ class _Sentence:
     polarities: dict  # content stem -> polarities it stands in
     negated_clauses: dict  # content stem -> whether a clause holding it has a negation
     quantifiers: set
-    ordinals: dict  # value -> stems of the word right after it
+    ordinals: dict  # value -> what it counts (_ordinal_of)
     text: str = ""  # as the source writes it
 
 
@@ -640,10 +640,9 @@ class _Evidence:
         """Word i abbreviates a word the sources write before the word that follows it here (`St
         Odran` for `Saint Odran`, `Αγ. Θεοδώρας` for `Αγίας Θεοδώρας`: two letters, or three and a
         full stop, in order, the first first, of a word two letters longer at least: `Paul` is no
-        `Pauli`, `NTL` no `nichtrevolutionärer`), or
-        is a name the sources write with an ending of one or two letters more or less (`Горбунов`,
-        `Горбунова`), or in another case (`Андрей`, `Андрея`; `Сосновец`, `Сосновца`: _name_key), in a
-        language that inflects names."""
+        `Pauli`, `NTL` no `nichtrevolutionärer`), or is a name the sources write with an ending of
+        one or two letters more or less (`Горбунов`, `Горбунова`) or in another case (`Андрей`,
+        `Андрея`; `Сосновец`, `Сосновца`: _name_key), in a language that inflects names."""
         word = tokens[i].folded
         nxt = next((t.folded for t in tokens[i + 1 : i + 3] if t.kind == "word"), "")
         short = len(word) == 2 or (len(word) == 3 and i + 1 < len(tokens) and tokens[i + 1].text == ".")
@@ -695,9 +694,9 @@ class _Evidence:
         )
 
     def same_thing(self, claim: _Number) -> _Number | None:
-        """The number stated here of what the claim speaks of: of its kind, a frequency for a frequency, counting
-        the same noun or sharing the most words near the claim (two, where two near it are held
-        here), and alone in that (a tie names nothing)."""
+        """The number stated here of what the claim speaks of: of its kind, a frequency for a
+        frequency, counting the same noun or sharing the most words near the claim (two, where two
+        near it are held here), and alone in that (a tie names nothing)."""
 
         def score(held: _Number) -> tuple[bool, int]:
             return bool(claim.after & held.after), len(claim.near & (held.near | held.sentence))
@@ -724,10 +723,10 @@ class _Evidence:
         answer speaks of the rest of a whole (`rest`: `the other`, `apart from`, or a negation): a
         percentage's complement (`60 % = 100 % − 40 %`), and a difference of two counts of one
         sentence (`163 = 186 − 23`), and the rest of an amount (`40 % × 7,8 Millionen`). A share of an
-        amount its sentence gives with a percentage, or the
-        amount before a rise by it (`4,68 Millionen Euro ≈ 60 % × 7,8 Millionen Euro`, `6.250 ≈ 7.500 ÷
-        1.2`), rounded as the claim is written. A date is worked out only as a date of the sources plus a number
-        of years their sentence gives (`2024 = 2021 + 3 years`)."""
+        amount its sentence gives with a percentage, or the amount before a rise by it (`4,68
+        Millionen Euro ≈ 60 % × 7,8 Millionen Euro`, `6.250 ≈ 7.500 ÷ 1.2`), rounded as the claim is
+        written. A date is worked out only as a date of the sources plus a number of years their
+        sentence gives (`2024 = 2021 + 3 years`)."""
         kind, wanted = _kind(claim), _base(claim)
         if kind == "date":
             for a in self.numbers:
@@ -825,11 +824,11 @@ class _Evidence:
         return out
 
     def reachable(self, claim: _Number) -> bool:
-        """The claim is one arithmetic step on two numbers stated here, rounded as the claim is written (`62 children a
-        village on average` of `2,350 children in 38 villages`): where the answer says it worked (an
-        average, a total, the rest, a comparison), a number the check cannot follow but no error it
-        can name; NOT IN SOURCE, not UNSUPPORTED. `The bridge is 176 m long` (486 − 310) says no
-        working and stays a contradiction."""
+        """The claim is one arithmetic step on two numbers stated here, rounded as the claim is
+        written (`62 children a village on average` of `2,350 children in 38 villages`): where the
+        answer says it worked (an average, a total, the rest, a comparison), a number the check
+        cannot follow but no error it can name; NOT IN SOURCE, not UNSUPPORTED. `The bridge is 176 m
+        long` (486 − 310) says no working and stays a contradiction."""
         return any(abs(c - w) <= _precision(w) for w in _base(claim) if w for c in self._combinations)
 
     def best_clause(self, stems: set[str], within: _Sentence | None = None) -> tuple[frozenset, frozenset]:
@@ -1111,13 +1110,14 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     first = next((i for i, t in enumerate(tokens) if t.kind != "punct"), 0)
     compared = any(t.folded in rules.comparison or t.folded.endswith(rules.comparative_endings) for t in tokens)
     stated = [_number(tokens, k, rules) for k, t in enumerate(tokens) if t.kind == "number"]
-    rest = any(t.folded in rules.rest or _negates(tokens, k, rules) for k, t in enumerate(tokens))
+    negates = any(_negates(tokens, k, rules) for k in range(len(tokens)))
+    rest = negates or any(t.folded in rules.rest for t in tokens)
     cued = rest or compared or any(t.folded in rules.aggregate for t in tokens)  # a working the answer says it did
     done |= _lead_in(tokens, rules)
     negators = frozenset(i for i, t in enumerate(tokens) if _negated_word(t, evidence))
     done |= negators
     clauses = _clauses(tokens, rules, negators)
-    negating = bool(negators) or any(_negates(tokens, k, rules) for k in range(len(tokens)))
+    negating = bool(negators) or negates
     ours = _comparisons(tokens, rules)
     excepted = best is not None and bool(rules.excepting & {fold(w) for w in re.findall(r"\w+", best.text)})
     poles_here = set().union(*(rules.classes(t) for t in tokens if t.kind == "word"))
@@ -1222,12 +1222,7 @@ def _check(tokens: list[_Token], evidence: _Evidence, exempt: _Evidence):
     absent.sort(key=lambda c: c[0])
     out, rest = [c[1:] for c in contradicted], [a[1:] for a in absent]
     if best is not None:
-        held = _ordinal_of  # the sources' sentences that count what the answer's ordinals count
-        counted = {
-            s for k, t in enumerate(tokens) if t.kind == "word" and rules.ordinal(t) for s in held(tokens, k, rules)
-        }
-        others = [s for s in evidence.sentences if any(counted & nouns for nouns in s.ordinals.values())]
-        more, less = _against(tokens, best, rules, others)
+        more, less = _against(tokens, best, rules, evidence.sentences)
         out, rest = out + more, rest + less
     return out, rest, worked, best.text if best is not None else ""
 
@@ -1318,6 +1313,8 @@ def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, fr
     taken: set[int] = set()
     for i, t in enumerate(tokens):
         classes = rules.classes(t) if t.kind == "word" else set()
+        if not classes:
+            continue
         than = next(
             (
                 j
@@ -1326,7 +1323,7 @@ def _comparisons(tokens: list[_Token], rules: _Rules) -> list[tuple[int, set, fr
             ),
             None,
         )
-        if not classes or than is None or than in taken:
+        if than is None or than in taken:
             continue
         taken.add(than)
         start = max((k + 1 for k in range(i) if tokens[k].text in ";:"), default=0)
@@ -1371,7 +1368,7 @@ def _ordinal_of(tokens: list[_Token], i: int, rules: _Rules) -> set[str]:
     return {rules.stem(n.folded) for n in tokens[i + 1 : i + 6] if rules.content(n)}
 
 
-def _against(tokens: list[_Token], best: _Sentence, rules: _Rules, others: list = ()) -> tuple[list, list]:
+def _against(tokens: list[_Token], best: _Sentence, rules: _Rules, sentences: list = ()) -> tuple[list, list]:
     """Quantifiers and ordinals against the source sentence that shares most words: (contradicted,
     not in source). A quantifier is a contradiction only where that sentence uses another."""
     out: list[tuple[str, Held]] = []
@@ -1386,14 +1383,20 @@ def _against(tokens: list[_Token], best: _Sentence, rules: _Rules, others: list 
             absent.append((f"{t.text} (a quantifier the source does not use)", None))
             break
     values = {rules.ordinal(t) for t in tokens if t.kind == "word" and not t.text.isupper()} - {None}
+    counted = {
+        s for k, t in enumerate(tokens) if t.kind == "word" and rules.ordinal(t) for s in _ordinal_of(tokens, k, rules)
+    }
+    others = [s for s in sentences if any(counted & nouns for nouns in s.ordinals.values())]  # count the same thing
     for k, t in enumerate(tokens):
         # one ordinal, in lower case (`ΔΕΗ` is none); an answer naming several restates a sequence
         value = rules.ordinal(t) if t.kind == "word" and not t.text.isupper() and len(values) == 1 else None
+        if not value:
+            continue
         ours = _ordinal_of(tokens, k, rules)
         # another ordinal of the same thing (`the first article` for `the second article`; not `the
         # third phase` against `the first year`), in the best sentence or any the sources hold of it
         said = {v for s in [best, *others] for v, theirs in s.ordinals.items() if not ours or ours & theirs}
-        if value and said and value not in said:
+        if said and value not in said:
             out.append((f"{t.text} (the source gives another ordinal)", None))
             break
     said = {v for v in best.ordinals if v > 1}
