@@ -1,6 +1,11 @@
 """Answers a user can check: the support check, the extractive answerer, bluffs and failures in
 the scores, the answerers' paired comparison and the answer cache."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pandas as pd
 import pytest
 from conftest import ScriptedLM
@@ -12,6 +17,7 @@ from rag_assets.answering.extractive import Extractive
 from rag_assets.answering.generation import Generation
 from rag_assets.answering.output_cache import AnswerCache
 from rag_assets.answering.support import check_support
+from rag_assets.catalog import PROJECT_ROOT
 from rag_assets.evaluation.answer_eval import compare_answerers
 
 PARLIAMENT = "The European Parliament has 705 members, elected every five years across the member states."
@@ -689,3 +695,28 @@ SAID_OTHERWISE = [
 def test_the_same_amount_or_attribution_said_otherwise_passes(language, source, answer, supported):
     checked = check_support(answer, [], {1: source}, language)
     assert all(s.supported for s in checked) == supported, checked
+
+
+def test_a_verdict_does_not_depend_on_the_hash_seed():
+    """`г` names a gram and a year: a number with it is scaled by one chosen by name, not by the
+    order a set happens to list them in, so a wrong year is UNSUPPORTED in every process."""
+    sources = PROJECT_ROOT / "bench" / "data" / "support_realistic_sources.json"
+    source = json.loads(sources.read_text(encoding="utf-8"))["z_bg_2"]["text"]  # a paragraph where the two disagreed
+    answer = "Програмата е започната през септември 2018 г. от Министерството на здравеопазването [1]."
+    script = (
+        "import json, sys; from rag_assets.answering.support import check_support; "
+        "print(json.dumps([s.as_dict() for s in check_support(sys.argv[1], [], {1: sys.argv[2]}, 'bg')]))"
+    )
+    said = {
+        subprocess.run(
+            [sys.executable, "-c", script, answer, source],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 7)
+    }
+    assert len(said) == 1, said
+    (checked,) = json.loads(said.pop())
+    assert checked["verdict"] == "UNSUPPORTED" and checked["contradicted"] == ["2018 г (the source says 2019 г)"]

@@ -543,8 +543,9 @@ def _kind(number: _Number) -> str:
 
 
 def _base(number: _Number) -> set[Decimal]:
-    """Its values in its dimension's base unit (`2.85 km` -> 2850), or as written."""
-    scales = [Decimal(str(words.SCALES[u][1])) for u in number.unit if u in words.SCALES][:1] or [Decimal(1)]
+    """Its values in its dimension's base unit (`2.85 km` -> 2850), or as written; of two units one
+    word may name (`г`: gram or year), the first by name, whatever the process's hash seed."""
+    scales = [Decimal(str(words.SCALES[u][1])) for u in sorted(number.unit) if u in words.SCALES][:1] or [Decimal(1)]
     return {v * scales[0] for v in number.values}
 
 
